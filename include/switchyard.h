@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard.h - the umbrella header: run-time code patching for ordinary
+ * Linux programs (static keys today; static calls, alternatives and run-time
+ * constants as they land).
+ */
+#ifndef SWITCHYARD_H
+#define SWITCHYARD_H
+
+#include <switchyard/core.h>
+#include <switchyard/static_key.h>
+
+#endif /* SWITCHYARD_H */

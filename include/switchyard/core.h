@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/core.h - library-level calls shared by every switchyard feature:
+ * version, the patch lock, the log callback and statistics.
+ *
+ * Include <switchyard.h> rather than this file.
+ */
+#ifndef SWITCHYARD_CORE_H
+#define SWITCHYARD_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SWITCHYARD_VERSION_MAJOR 0
+#define SWITCHYARD_VERSION_MINOR 1
+#define SWITCHYARD_VERSION_PATCH 0
+
+#if defined(SWITCHYARD_BUILDING_LIBRARY)
+#define SWITCHYARD_API __attribute__((visibility("default")))
+#else
+#define SWITCHYARD_API
+#endif
+
+/*
+ * switchyard_version - the library's version as "MAJOR.MINOR.PATCH".
+ * Thread-safe; async-signal-safe.
+ */
+SWITCHYARD_API const char *switchyard_version(void);
+
+/*
+ * The patch lock serialises every change of code in the process: key state
+ * changes, registration of an object's sites, and (later) static calls and
+ * alternatives. It is the user-space counterpart of the kernel's
+ * cpus_read_lock() + jump_label_mutex pair.
+ *
+ * switchyard_patch_lock() - take the patch lock. Returns 0, or -EDEADLK if
+ * the calling thread already holds it (the lock is not recursive).
+ * switchyard_patch_unlock() - release it. Returns 0, or -EPERM if the calling
+ * thread does not hold it.
+ *
+ * The *_cpuslocked() variants of the static key API require it; the other
+ * calls take it themselves, or notice that the calling thread holds it and
+ * go on without taking it again. Thread-safe. Not async-signal-safe.
+ */
+SWITCHYARD_API int switchyard_patch_lock(void);
+SWITCHYARD_API int switchyard_patch_unlock(void);
+
+/* Levels passed to the log callback. */
+enum switchyard_log_level {
+	SWITCHYARD_LOG_ERROR = 0,	/* a call failed; nothing was changed */
+	SWITCHYARD_LOG_WARN = 1,	/* API misuse, reported once per key */
+	SWITCHYARD_LOG_INFO = 2,
+};
+
+typedef void (*switchyard_log_fn)(enum switchyard_log_level level,
+				  const char *msg, void *arg);
+
+/*
+ * switchyard_set_log - route the library's messages to fn (NULL restores the
+ * default, which writes "switchyard: <msg>\n" to stderr). Messages are
+ * reported synchronously by the thread whose call caused them, possibly with
+ * the patch lock held: fn must not call back into switchyard.
+ * Thread-safe: the pair (fn, arg) is swapped atomically under a lock.
+ */
+SWITCHYARD_API void switchyard_set_log(switchyard_log_fn fn, void *arg);
+
+/* Counters of the process-wide registry; see switchyard_get_stats(). */
+struct switchyard_stats {
+	uint64_t objects;	/* registered objects (executable, libraries) */
+	uint64_t sites;		/* jump label sites in them */
+	uint64_t sites_short;	/* 2-byte sites (NOP2 / JMP8) */
+	uint64_t sites_long;	/* 5-byte sites (NOP5 / JMP32) */
+	uint64_t sites_refused;	/* sites that held unexpected bytes */
+	uint64_t patch_batches;	/* committed poke batches */
+	uint64_t patched_sites;	/* sites written by those batches */
+	uint64_t sync_calls;	/* core-synchronising system calls issued */
+	uint64_t write_calls;	/* system calls that wrote code */
+};
+
+/*
+ * switchyard_get_stats - copy the registry's counters into *st.
+ * Returns 0, or -EINVAL if st is NULL. Thread-safe (takes the patch lock).
+ */
+SWITCHYARD_API int switchyard_get_stats(struct switchyard_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWITCHYARD_CORE_H */

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/static_key.h - static keys (jump labels) for user space, with
+ * the API of the Linux kernel's Documentation/static-keys.txt, names
+ * verbatim.
+ *
+ *	DEFINE_STATIC_KEY_FALSE(key);
+ *	...
+ *	if (static_branch_unlikely(&key))
+ *		do unlikely code
+ *	else
+ *		do likely code
+ *	...
+ *	static_branch_enable(&key);
+ *
+ * With x86-64 and `asm goto`, each static_branch_*() is one instruction in
+ * the straight-line path: a 2- or 5-byte NOP, or a JMP to the out-of-line
+ * code, rewritten when the key changes. Elsewhere, or with
+ * SWITCHYARD_NO_PATCHING defined before including this header, the same API
+ * compiles to a load, a test and a branch with the same semantics.
+ *
+ * Keys must have static storage duration (not on the stack, not on the heap):
+ * their sites record their address at link time.
+ *
+ * Every function here is thread-safe unless its comment says otherwise. None
+ * is async-signal-safe. The static_branch_*() tests themselves are plain
+ * instructions and may be used anywhere, signal handlers included.
+ */
+#ifndef SWITCHYARD_STATIC_KEY_H
+#define SWITCHYARD_STATIC_KEY_H
+
+#include <switchyard/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * struct static_key - a key. Treat the fields as private.
+ *
+ * `enabled` is the reference count, read and written with atomic operations:
+ *
+ *   value   meaning
+ *   0       disabled; every site is in the disabled form
+ *   -1      first enable in progress (patch lock held, sites being written);
+ *           static_key_count() reports 1, so a reader that sees the key
+ *           enabled may be early, never late
+ *   n > 0   enabled, n references (1 after static_key_enable())
+ *
+ * `sy_type` bit 0 is the key's initial value (1 for *_TRUE keys); the other
+ * bits record which misuse reports were already made for this key.
+ * `sy_priv` is reserved for the registry.
+ */
+struct static_key {
+	int enabled;
+	unsigned int sy_type;
+	void *sy_priv;
+};
+
+#define SY__KEY_TYPE_TRUE 1u
+
+#define STATIC_KEY_INIT_TRUE { 1, SY__KEY_TYPE_TRUE, 0 }
+#define STATIC_KEY_INIT_FALSE { 0, 0u, 0 }
+#define STATIC_KEY_INIT STATIC_KEY_INIT_FALSE
+
+/*
+ * The typed keys. In C++ the member initialiser lets arrays of them be
+ * defined with "= {}" (C++14 aggregates); in C the array macros use GNU range
+ * designators.
+ */
+struct static_key_true {
+	struct static_key key
+#ifdef __cplusplus
+		= STATIC_KEY_INIT_TRUE
+#endif
+		;
+};
+
+struct static_key_false {
+	struct static_key key
+#ifdef __cplusplus
+		= STATIC_KEY_INIT_FALSE
+#endif
+		;
+};
+
+#define STATIC_KEY_TRUE_INIT { STATIC_KEY_INIT_TRUE }
+#define STATIC_KEY_FALSE_INIT { STATIC_KEY_INIT_FALSE }
+
+#define DEFINE_STATIC_KEY_TRUE(name) \
+	struct static_key_true name = STATIC_KEY_TRUE_INIT
+#define DEFINE_STATIC_KEY_TRUE_RO(name) \
+	DEFINE_STATIC_KEY_TRUE(name)
+#define DECLARE_STATIC_KEY_TRUE(name) \
+	extern struct static_key_true name
+#define DEFINE_STATIC_KEY_FALSE(name) \
+	struct static_key_false name = STATIC_KEY_FALSE_INIT
+#define DEFINE_STATIC_KEY_FALSE_RO(name) \
+	DEFINE_STATIC_KEY_FALSE(name)
+#define DECLARE_STATIC_KEY_FALSE(name) \
+	extern struct static_key_false name
+
+#ifdef __cplusplus
+#define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
+	struct static_key_true name[count] = {}
+#define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
+	struct static_key_false name[count] = {}
+#else
+#define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
+	struct static_key_true name[count] = { \
+		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }
+#define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
+	struct static_key_false name[count] = { \
+		[0 ... (count) - 1] = STATIC_KEY_FALSE_INIT, }
+#endif
+
+/*
+ * Reference counting. Returns 0, or a negative errno:
+ *   -EINVAL     static_key_slow_dec() of a key whose count is 0 (misuse,
+ *               reported once per key; the key is unchanged)
+ *   -EOVERFLOW  the count would pass INT_MAX
+ *   -EFAULT     a site held unexpected bytes (reported with its address,
+ *               the expected and the found bytes); nothing was written
+ *   other       no way to write the code was allowed (errno of the write)
+ * On any error, the key's count and every one of its sites are as before.
+ * A thread that holds the patch lock may call these too: they notice and do
+ * not take it again. Thread-safe.
+ */
+SWITCHYARD_API int static_key_slow_inc(struct static_key *key);
+SWITCHYARD_API int static_key_slow_dec(struct static_key *key);
+
+/*
+ * static_key_enable/disable - set the count to 1 / 0, patching the sites if
+ * the state changes. Enabling an enabled key, or disabling a disabled one,
+ * does nothing and returns 0. Returns -EBUSY, reported once per key, when
+ * the key's count is above 1 (it is reference counted: use inc/dec); the key
+ * is unchanged. Other errors as above. Thread-safe.
+ */
+SWITCHYARD_API int static_key_enable(struct static_key *key);
+SWITCHYARD_API int static_key_disable(struct static_key *key);
+
+/*
+ * The _cpuslocked variants: the same, for a caller that already holds the
+ * patch lock (switchyard_patch_lock()). They return -EPERM, reported, when
+ * the calling thread does not hold it. Thread-safe.
+ */
+SWITCHYARD_API int static_key_enable_cpuslocked(struct static_key *key);
+SWITCHYARD_API int static_key_disable_cpuslocked(struct static_key *key);
+
+/*
+ * static_key_count - the reference count; an enable in progress (-1) is
+ * reported as 1, as the kernel does. Thread-safe; lock-free.
+ */
+static inline int static_key_count(struct static_key *key)
+{
+	int n = __atomic_load_n(&key->enabled, __ATOMIC_RELAXED);
+
+	return n >= 0 ? n : 1;
+}
+
+/*
+ * static_key_enabled(x) - whether the key is on; x may point to a struct
+ * static_key, static_key_true or static_key_false (anything else does not
+ * compile). Thread-safe; lock-free. As the kernel document says, if you use
+ * it to make decisions, serialise it with the enable/disable calls yourself.
+ */
+#ifdef __cplusplus
+} /* extern "C" */
+static inline struct static_key *sy__to_key(struct static_key *k) { return k; }
+static inline struct static_key *sy__to_key(struct static_key_true *k) { return &k->key; }
+static inline struct static_key *sy__to_key(struct static_key_false *k) { return &k->key; }
+template <typename T, typename U> struct sy__same { enum { value = 0 }; };
+template <typename T> struct sy__same<T, T> { enum { value = 1 }; };
+template <typename T> struct sy__deref;
+template <typename T> struct sy__deref<T *> { typedef T type; };
+#define SY__IS_TYPE(x, T) \
+	(sy__same<typename sy__deref<__typeof__(x)>::type, T>::value)
+#define SY__CHECK_TYPE(cond, msg) static_assert(cond, msg)
+extern "C" {
+#else
+#define sy__to_key(x)                                                        \
+	_Generic((x),                                                         \
+		struct static_key *: (struct static_key *)(x),                \
+		struct static_key_true *: (struct static_key *)(x),           \
+		struct static_key_false *: (struct static_key *)(x))
+#define SY__IS_TYPE(x, T) __builtin_types_compatible_p(__typeof__(*(x)), T)
+#define SY__CHECK_TYPE(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#define static_key_enabled(x) (static_key_count(sy__to_key(x)) > 0)
+
+#define SY__BRANCH_KEY_CHECK(x)                                               \
+	SY__CHECK_TYPE(SY__IS_TYPE(x, struct static_key_true) ||              \
+			       SY__IS_TYPE(x, struct static_key_false),       \
+		       "static_branch_*() takes a struct static_key_true * or " \
+		       "struct static_key_false *")
+#define SY__PLAIN_KEY_CHECK(x)                                                \
+	SY__CHECK_TYPE(SY__IS_TYPE(x, struct static_key),                     \
+		       "static_key_true()/static_key_false() take a "          \
+		       "struct static_key *")
+
+#if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) && \
+	defined(__GNUC__)
+#include <switchyard/arch/x86_64.h>
+#endif
+
+#ifdef SY__ARCH_HAVE_JUMP_LABEL
+#define SY__BRANCH(keyp, branch) SY__ARCH_STATIC_BRANCH(keyp, branch)
+#else
+/* Fallback: load, test, branch. (key->enabled ^ branch) is what a site would
+ * do: jump when the key's state differs from the branch bit. */
+#define SY__BRANCH(keyp, branch) (static_key_enabled(keyp) != (branch))
+#endif
+
+/*
+ * static_branch_likely(x) / static_branch_unlikely(x) - true when the key
+ * is enabled; the hint tells which path is laid out straight-line. x is a
+ * struct static_key_true * or static_key_false *, either works with either.
+ * A plain instruction: safe anywhere, including signal handlers.
+ */
+#define static_branch_likely(x)                                               \
+	({                                                                    \
+		SY__BRANCH_KEY_CHECK(x);                                      \
+		__builtin_expect(!SY__BRANCH(&(x)->key, 1), 1);               \
+	})
+#define static_branch_unlikely(x)                                             \
+	({                                                                    \
+		SY__BRANCH_KEY_CHECK(x);                                      \
+		__builtin_expect(SY__BRANCH(&(x)->key, 0), 0);                \
+	})
+
+/* The typed front ends; see static_key_slow_inc() and friends. */
+#define static_branch_inc(x) static_key_slow_inc(&(x)->key)
+#define static_branch_dec(x) static_key_slow_dec(&(x)->key)
+#define static_branch_enable(x) static_key_enable(&(x)->key)
+#define static_branch_disable(x) static_key_disable(&(x)->key)
+#define static_branch_enable_cpuslocked(x) \
+	static_key_enable_cpuslocked(&(x)->key)
+#define static_branch_disable_cpuslocked(x) \
+	static_key_disable_cpuslocked(&(x)->key)
+
+/*
+ * Deprecated API, kept as the document lists it: a plain struct static_key
+ * initialised with STATIC_KEY_INIT_TRUE/FALSE and tested with
+ * static_key_true() (likely) / static_key_false() (unlikely).
+ */
+#define static_key_true(x)                                                    \
+	({                                                                    \
+		SY__PLAIN_KEY_CHECK(x);                                       \
+		__builtin_expect(!SY__BRANCH(x, 1), 1);                       \
+	})
+#define static_key_false(x)                                                   \
+	({                                                                    \
+		SY__PLAIN_KEY_CHECK(x);                                       \
+		__builtin_expect(SY__BRANCH(x, 0), 0);                        \
+	})
+#define static_key_slow_inc_deprecated static_key_slow_inc
+
+/*
+ * Deferred keys, as the kernel has them: the final decrement (count 1 -> 0)
+ * is delayed by a rate limit so that rapid dec/inc pairs coalesce into no
+ * patching at all. Other decrements happen at once. The delay runs on a
+ * background thread that the library starts at the first deferred
+ * decrement (it blocks every signal). The rate limit is in milliseconds (the
+ * kernel counts jiffies).
+ */
+struct sy_delayed_work {
+	struct sy_delayed_work *sy_next;
+	struct static_key *sy_key;
+	unsigned long long sy_due_ns;
+	int sy_pending;
+};
+
+struct static_key_deferred {
+	struct static_key key;
+	unsigned long timeout;
+	struct sy_delayed_work work;
+};
+
+struct static_key_true_deferred {
+	struct static_key_true key;
+	unsigned long timeout;
+	struct sy_delayed_work work;
+};
+
+struct static_key_false_deferred {
+	struct static_key_false key;
+	unsigned long timeout;
+	struct sy_delayed_work work;
+};
+
+#define DEFINE_STATIC_KEY_DEFERRED_TRUE(name, rl) \
+	struct static_key_true_deferred name = { STATIC_KEY_TRUE_INIT, (rl), { 0, 0, 0, 0 } }
+#define DEFINE_STATIC_KEY_DEFERRED_FALSE(name, rl) \
+	struct static_key_false_deferred name = { STATIC_KEY_FALSE_INIT, (rl), { 0, 0, 0, 0 } }
+
+/*
+ * __static_key_slow_dec_deferred - decrement now if the count is above 1,
+ * else schedule the final decrement `timeout` ms from now (once: a second
+ * call while one is pending does nothing more, as in the kernel).
+ * __static_key_deferred_flush - run a pending final decrement now and wait
+ * for it. Both return 0 or a negative errno as static_key_slow_dec().
+ * Thread-safe.
+ */
+SWITCHYARD_API int __static_key_slow_dec_deferred(struct static_key *key,
+						  struct sy_delayed_work *work,
+						  unsigned long timeout);
+SWITCHYARD_API int __static_key_deferred_flush(void *key,
+					       struct sy_delayed_work *work);
+/*
+ * jump_label_rate_limit - set the delay of a struct static_key_deferred, in
+ * milliseconds. Thread-safe.
+ */
+SWITCHYARD_API void jump_label_rate_limit(struct static_key_deferred *key,
+					  unsigned long rl);
+
+#define static_key_slow_dec_deferred(x) \
+	__static_key_slow_dec_deferred(&(x)->key, &(x)->work, (x)->timeout)
+#define static_branch_slow_dec_deferred(x) \
+	__static_key_slow_dec_deferred(&(x)->key.key, &(x)->work, (x)->timeout)
+#define static_branch_deferred_inc(x) static_branch_inc(&(x)->key)
+#define static_key_deferred_flush(x) \
+	__static_key_deferred_flush((x), &(x)->work)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWITCHYARD_STATIC_KEY_H */

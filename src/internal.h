@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the library's files share. Nothing here is API.
+ */
+#ifndef SY_INTERNAL_H
+#define SY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <switchyard.h>
+
+#define SY_HIDDEN __attribute__((visibility("hidden")))
+
+/*
+ * One jump label site, as the header's asm emits it (see
+ * include/switchyard/arch/x86_64.h for the byte layout). The same 16 bytes
+ * on disk and in memory; the registry sorts a table in place by (key, code)
+ * and rewrites the self-relative fields to match their new position.
+ */
+struct sy_jump_entry {
+	int32_t code;
+	int32_t target;
+	uintptr_t key;
+};
+
+#define SY_ENTRY_BRANCH 1u	/* emitted by the asm: likely form */
+#define SY_ENTRY_LONG 2u	/* set at registration: 5-byte site */
+#define SY_ENTRY_FLAGS 3u	/* (keys are at least 8-byte aligned) */
+
+static inline uintptr_t sy_entry_code(const struct sy_jump_entry *e)
+{
+	return (uintptr_t)&e->code + (intptr_t)e->code;
+}
+
+static inline uintptr_t sy_entry_target(const struct sy_jump_entry *e)
+{
+	return (uintptr_t)&e->target + (intptr_t)e->target;
+}
+
+static inline struct static_key *sy_entry_key(const struct sy_jump_entry *e)
+{
+	return (struct static_key *)(e->key & ~(uintptr_t)SY_ENTRY_FLAGS);
+}
+
+static inline bool sy_entry_branch(const struct sy_jump_entry *e)
+{
+	return e->key & SY_ENTRY_BRANCH;
+}
+
+static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
+{
+	return (e->key & SY_ENTRY_LONG) ? 5 : 2;
+}
+
+/* ---- the per-arch contract (src/arch/<arch>/) ---------------------------
+ *
+ *   sy_arch_jump_decode  verify: a freshly loaded site holds the jump that
+ *                        the asm emitted to target; gives its length
+ *   sy_arch_jump_encode  encode: the bytes of the JMP or NOP form
+ *   sy_arch_sync_cores   sync: every thread of the process serialises
+ *                        before the call returns
+ * The generic poke engine (poke.c) does the patching in between.
+ */
+#define SY_ARCH_MAX_INSN 16
+
+SY_HIDDEN int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
+				  unsigned *len);
+SY_HIDDEN void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
+				   unsigned len, bool jump, uint8_t *out);
+SY_HIDDEN int sy_arch_sync_cores(void);
+
+/* ---- logging (log.c) ---------------------------------------------------- */
+SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Report a misuse of `key` once: `bit` is one of SY_KEY_WARNED_*. */
+SY_HIDDEN void sy_warn_once(struct static_key *key, unsigned bit,
+			    const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+SY_HIDDEN void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n);
+
+#define SY_KEY_WARNED_DEC 0x100u	/* dec below zero */
+#define SY_KEY_WARNED_BUSY 0x200u	/* enable/disable with count > 1 */
+#define SY_KEY_WARNED_LOCK 0x400u	/* _cpuslocked without the lock */
+#define SY_KEY_WARNED_OVERFLOW 0x800u	/* count at INT_MAX */
+
+/* ---- the patch lock (lock.c) -------------------------------------------- */
+SY_HIDDEN void sy_lock(void);
+SY_HIDDEN void sy_unlock(void);
+SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
+
+/* ---- the poke engine (poke.c) -------------------------------------------
+ *
+ * A batch collects code changes (address, expected bytes, new bytes) and
+ * commits them together: every site is verified before any is written, the
+ * writes are grouped by runs of pages, and the cores are synchronised once
+ * per batch. Only with the patch lock held.
+ */
+struct sy_poke {
+	uintptr_t addr;
+	uint8_t len;
+	uint8_t old[SY_ARCH_MAX_INSN];
+	uint8_t new_[SY_ARCH_MAX_INSN];
+};
+
+struct sy_poke_batch {
+	struct sy_poke *v;
+	size_t n, cap;
+	int err;	/* first error of sy_poke_add(), returned by commit */
+};
+
+SY_HIDDEN void sy_poke_init(struct sy_poke_batch *b);
+/* Queue a change; verifies the current bytes at once (and again at commit).
+ * Returns 0, -EFAULT (unexpected bytes, reported) or -ENOMEM. */
+SY_HIDDEN int sy_poke_add(struct sy_poke_batch *b, uintptr_t addr,
+			  const uint8_t *old, const uint8_t *new_, unsigned len);
+/* Verify, write and synchronise; on error nothing stays written. */
+SY_HIDDEN int sy_poke_commit(struct sy_poke_batch *b);
+SY_HIDDEN void sy_poke_fini(struct sy_poke_batch *b);
+/* Counters for switchyard_get_stats(). */
+SY_HIDDEN void sy_poke_stats(struct switchyard_stats *st);
+
+/* ---- the registry (registry.c) ------------------------------------------ */
+/* Bring every site of key to state `enabled` in every registered object.
+ * Patch lock held. Returns 0 or a negative errno; on error no site changed. */
+SY_HIDDEN int sy_jump_label_update(struct static_key *key, bool enabled);
+
+/* Called by the per-object glue the header emits. Exported, not API. */
+SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
+					   struct sy_jump_entry *stop);
+SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
+					     struct sy_jump_entry *stop);
+
+/* ---- deferred keys (deferred.c) ------------------------------------------ */
+SY_HIDDEN int sy_key_dec(struct static_key *key);
+
+#endif /* SY_INTERNAL_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - messages to the application's log callback (default: stderr).
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static pthread_mutex_t log_mutex = PTHREAD_MUTEX_INITIALIZER;
+static switchyard_log_fn log_fn;
+static void *log_arg;
+
+void switchyard_set_log(switchyard_log_fn fn, void *arg)
+{
+	pthread_mutex_lock(&log_mutex);
+	log_fn = fn;
+	log_arg = arg;
+	pthread_mutex_unlock(&log_mutex);
+}
+
+static void sy_vlog(enum switchyard_log_level level, const char *fmt,
+		    va_list ap)
+{
+	char msg[512];
+	switchyard_log_fn fn;
+	void *arg;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	pthread_mutex_lock(&log_mutex);
+	fn = log_fn;
+	arg = log_arg;
+	pthread_mutex_unlock(&log_mutex);
+	if (fn) {
+		fn(level, msg, arg);
+		return;
+	}
+	/* One write(2) per line so that lines from threads do not mix. */
+	char line[560];
+	int n = snprintf(line, sizeof(line), "switchyard: %s\n", msg);
+	if (n > (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 1;
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere left to report to */
+	}
+}
+
+void sy_log(enum switchyard_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sy_vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+void sy_warn_once(struct static_key *key, unsigned bit, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* Relaxed: the flag only has to be set exactly once; the fetch_or is
+	 * atomic, which is all that "once" needs. */
+	if (__atomic_fetch_or(&key->sy_type, bit, __ATOMIC_RELAXED) & bit)
+		return;
+	va_start(ap, fmt);
+	sy_vlog(SWITCHYARD_LOG_WARN, fmt, ap);
+	va_end(ap);
+}
+
+void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n && off + 4 <= size; i++)
+		off += (size_t)snprintf(buf + off, size - off, i ? " %02x" : "%02x", p[i]);
+}
+
+const char *switchyard_version(void)
+{
+#define SY_STR2(x) #x
+#define SY_STR(x) SY_STR2(x)
+	return SY_STR(SWITCHYARD_VERSION_MAJOR) "." SY_STR(SWITCHYARD_VERSION_MINOR) "." SY_STR(SWITCHYARD_VERSION_PATCH);
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c - the per-object tables of jump label sites.
+ *
+ * Each executable or shared object that includes the header carries its
+ * sites in the section "sy_jump_entries" and hands it to
+ * sy__register_jump_table() from a constructor that runs before the object's
+ * other constructors. The registry sorts the table in place by (key, code),
+ * checks that every site holds the jump that the assembler emitted, and
+ * writes the NOP form wherever the key's current state asks for the
+ * straight-line path. A state change then finds a key's sites in each table
+ * by binary search and patches all of them in one poke batch.
+ *
+ * All state here is protected by the patch lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct sy_table {
+	struct sy_table *next;
+	struct sy_jump_entry *start;
+	size_t n;
+	size_t n_short, n_long, n_refused;
+};
+
+static struct sy_table *tables;
+static struct switchyard_stats reg;
+
+/* ---- sorting ----------------------------------------------------------- */
+
+struct sort_item {
+	uintptr_t key;		/* with the branch bit */
+	uintptr_t code;
+	uintptr_t target;
+};
+
+static inline uintptr_t sort_key(const struct sort_item *it)
+{
+	return it->key & ~(uintptr_t)SY_ENTRY_FLAGS;
+}
+
+/*
+ * One stable counting pass of an LSD radix sort on byte `shift/8` of the
+ * field chosen by `use_key`. Returns false, without moving anything, when
+ * every item has the same byte there (most bytes of addresses do).
+ */
+static bool radix_pass(struct sort_item *src, struct sort_item *dst, size_t n,
+		       bool use_key, unsigned shift)
+{
+	size_t count[256] = { 0 };
+	size_t pos = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t v = use_key ? sort_key(&src[i]) : src[i].code;
+		count[(v >> shift) & 0xff]++;
+	}
+	for (unsigned b = 0; b < 256; b++) {
+		size_t c = count[b];
+
+		if (c == n)
+			return false;
+		count[b] = pos;
+		pos += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t v = use_key ? sort_key(&src[i]) : src[i].code;
+		dst[count[(v >> shift) & 0xff]++] = src[i];
+	}
+	return true;
+}
+
+static bool entry_less(const struct sy_jump_entry *a,
+		       const struct sy_jump_entry *b)
+{
+	uintptr_t ka = (uintptr_t)sy_entry_key(a), kb = (uintptr_t)sy_entry_key(b);
+
+	return ka < kb || (ka == kb && sy_entry_code(a) < sy_entry_code(b));
+}
+
+/*
+ * Sort a table by (key, code). Entries are self-relative, so they are
+ * decoded to absolute addresses, sorted (radix: linear in n, which keeps
+ * 100,000 sites well under a millisecond) and encoded again at their new
+ * position.
+ */
+static int sort_table(struct sy_jump_entry *e, size_t n)
+{
+	struct sort_item *a, *b, *t;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (entry_less(&e[i], &e[i - 1]))
+			break;
+	if (i >= n)
+		return 0;	/* already sorted */
+
+	a = malloc(2 * n * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	b = a + n;
+	for (i = 0; i < n; i++) {
+		a[i].key = e[i].key;
+		a[i].code = sy_entry_code(&e[i]);
+		a[i].target = sy_entry_target(&e[i]);
+	}
+	for (unsigned s = 0; s < 8 * sizeof(uintptr_t); s += 8)
+		if (radix_pass(a, b, n, false, s)) {
+			t = a; a = b; b = t;
+		}
+	for (unsigned s = 0; s < 8 * sizeof(uintptr_t); s += 8)
+		if (radix_pass(a, b, n, true, s)) {
+			t = a; a = b; b = t;
+		}
+	for (i = 0; i < n; i++) {
+		e[i].code = (int32_t)(a[i].code - (uintptr_t)&e[i].code);
+		e[i].target = (int32_t)(a[i].target - (uintptr_t)&e[i].target);
+		e[i].key = a[i].key;
+	}
+	free(a < b ? a : b);
+	return 0;
+}
+
+/* First entry of `key` in t, or t->n. */
+static size_t lower_bound(const struct sy_table *t, const struct static_key *key)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)sy_entry_key(&t->start[mid]) < (uintptr_t)key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- patching ----------------------------------------------------------- */
+
+/*
+ * Queue the change of one site to its form for `enabled` (JMP when the
+ * key's state differs from the branch bit, as in the kernel). `from_jump`
+ * forces the expected current bytes to the JMP form: at registration every
+ * site still holds what the assembler emitted.
+ */
+static int queue_site(struct sy_poke_batch *b, const struct sy_jump_entry *e,
+		      bool enabled, bool from_jump)
+{
+	uint8_t old[SY_ARCH_MAX_INSN], new_[SY_ARCH_MAX_INSN];
+	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
+	unsigned len = sy_entry_len(e);
+	bool jump = enabled != sy_entry_branch(e);
+
+	sy_arch_jump_encode(code, target, len, from_jump ? true : !jump, old);
+	sy_arch_jump_encode(code, target, len, jump, new_);
+	if (!memcmp(old, new_, len))
+		return 0;
+	return sy_poke_add(b, code, old, new_, len);
+}
+
+int sy_jump_label_update(struct static_key *key, bool enabled)
+{
+	struct sy_poke_batch b;
+	int r = 0;
+
+	sy_poke_init(&b);
+	for (struct sy_table *t = tables; t && !r; t = t->next) {
+		for (size_t i = lower_bound(t, key);
+		     i < t->n && sy_entry_key(&t->start[i]) == key; i++) {
+			r = queue_site(&b, &t->start[i], enabled, false);
+			if (r)
+				break;
+		}
+	}
+	if (!r)
+		r = sy_poke_commit(&b);
+	sy_poke_fini(&b);
+	return r;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+static void account(const struct sy_table *t, int sign)
+{
+	reg.objects += (uint64_t)sign;
+	reg.sites += (uint64_t)sign * t->n;
+	reg.sites_short += (uint64_t)sign * t->n_short;
+	reg.sites_long += (uint64_t)sign * t->n_long;
+	reg.sites_refused += (uint64_t)sign * t->n_refused;
+}
+
+static struct sy_table *find_table(const struct sy_jump_entry *start)
+{
+	for (struct sy_table *t = tables; t; t = t->next)
+		if (t->start == start)
+			return t;
+	return NULL;
+}
+
+/*
+ * Check each site's bytes and record its length; refuse (and neutralise,
+ * key 0 sorts first and matches no key) any that does not hold the jump its
+ * record describes.
+ */
+static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned len;
+
+		if (!sy_entry_key(&e[i]))
+			continue;
+		if (sy_arch_jump_decode(sy_entry_code(&e[i]),
+					sy_entry_target(&e[i]), &len)) {
+			char found[16];
+
+			sy_hex(found, sizeof(found),
+			       (const uint8_t *)sy_entry_code(&e[i]), 5);
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "site %p of key %p: expected a jump to %p, found "
+			       "[%s]; site ignored",
+			       (void *)sy_entry_code(&e[i]),
+			       (void *)sy_entry_key(&e[i]),
+			       (void *)sy_entry_target(&e[i]), found);
+			e[i].key = 0;
+			t->n_refused++;
+			continue;
+		}
+		e[i].key = (e[i].key & ~(uintptr_t)SY_ENTRY_LONG) |
+			   (len == 5 ? SY_ENTRY_LONG : 0);
+		if (len == 5)
+			t->n_long++;
+		else
+			t->n_short++;
+	}
+}
+
+int sy__register_jump_table(struct sy_jump_entry *start,
+			    struct sy_jump_entry *stop)
+{
+	bool took = !sy_lock_held();
+	struct sy_poke_batch b;
+	struct sy_table *t;
+	size_t n;
+	int r = 0;
+
+	if (!start || stop <= start)
+		return 0;
+	if ((uintptr_t)start % _Alignof(struct sy_jump_entry) ||
+	    ((uintptr_t)stop - (uintptr_t)start) % sizeof(*start)) {
+		sy_log(SWITCHYARD_LOG_ERROR, "malformed site table %p..%p",
+		       (void *)start, (void *)stop);
+		return -EINVAL;
+	}
+	n = (size_t)(stop - start);
+	/* A library may be loaded by a thread that holds the patch lock
+	 * (dlopen between switchyard_patch_lock/unlock): it owns the lock
+	 * already. */
+	if (took)
+		sy_lock();
+	if (find_table(start))
+		goto out;	/* the same object's glue, twice (LTO) */
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Decode first: a refused site gets key 0, which the sort then moves
+	 * out of every key's run. */
+	decode_sites(t, start, n);
+	r = sort_table(start, n);
+	if (r) {
+		free(t);
+		goto out;
+	}
+
+	sy_poke_init(&b);
+	for (size_t i = 0; i < n && !r; i++) {
+		struct static_key *key = sy_entry_key(&start[i]);
+
+		if (key)
+			r = queue_site(&b, &start[i], static_key_count(key) > 0,
+				       true);
+	}
+	if (!r)
+		r = sy_poke_commit(&b);
+	sy_poke_fini(&b);
+	if (r)
+		sy_log(SWITCHYARD_LOG_ERROR,
+		       "could not bring the %zu sites at %p to their keys' "
+		       "state: %s; their branches follow the emitted jumps",
+		       n, (void *)start, strerror(-r));
+	t->start = start;
+	t->n = n;
+	t->next = tables;
+	tables = t;
+	account(t, 1);
+out:
+	if (took)
+		sy_unlock();
+	return r;
+}
+
+int sy__unregister_jump_table(struct sy_jump_entry *start,
+			      struct sy_jump_entry *stop)
+{
+	bool took = !sy_lock_held();
+	struct sy_table **pp, *t;
+
+	(void)stop;
+	if (took)
+		sy_lock();
+	for (pp = &tables; (t = *pp); pp = &t->next) {
+		if (t->start == start) {
+			*pp = t->next;
+			account(t, -1);
+			free(t);
+			break;
+		}
+	}
+	if (took)
+		sy_unlock();
+	return 0;
+}
+
+int switchyard_get_stats(struct switchyard_stats *st)
+{
+	bool took = !sy_lock_held();
+
+	if (!st)
+		return -EINVAL;
+	if (took)
+		sy_lock();
+	*st = reg;
+	sy_poke_stats(st);
+	if (took)
+		sy_unlock();
+	return 0;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * static_key.c - the static key state machine (the kernel's
+ * kernel/jump_label.c semantics, our code).
+ *
+ * key->enabled (see the table in <switchyard/static_key.h>):
+ *
+ *   from   call                 to    patches?  lock
+ *   0      inc / enable         -1    yes       held, then 1 (release)
+ *   n>0    inc                  n+1   no        none (cmpxchg fast path)
+ *   n>1    dec                  n-1   no        none (cmpxchg fast path)
+ *   1      dec / disable        0     yes       held
+ *   0      dec                  0     -         misuse: -EINVAL, reported
+ *   n>1    enable / disable     n     -         misuse: -EBUSY, reported
+ *
+ * -1 exists only while the patch lock is held by the thread that enables;
+ * nobody else can take a transition from it, so seeing it under the lock is
+ * impossible.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+static int load(const struct static_key *key)
+{
+	return __atomic_load_n(&key->enabled, __ATOMIC_RELAXED);
+}
+
+static int overflow(struct static_key *key)
+{
+	sy_warn_once(key, SY_KEY_WARNED_OVERFLOW,
+		     "static key %p: reference count overflow", (void *)key);
+	return -EOVERFLOW;
+}
+
+/* Impossible states abort: continuing would patch from a wrong belief. */
+static void impossible(struct static_key *key, int v)
+{
+	sy_log(SWITCHYARD_LOG_ERROR,
+	       "static key %p: count %d seen under the patch lock (memory "
+	       "corruption?)", (void *)key, v);
+	abort();
+}
+
+/* 0 -> -1 -> patch -> 1. Patch lock held, count 0. */
+static int first_enable(struct static_key *key)
+{
+	int r;
+
+	__atomic_store_n(&key->enabled, -1, __ATOMIC_RELAXED);
+	r = sy_jump_label_update(key, true);
+	if (r) {
+		__atomic_store_n(&key->enabled, 0, __ATOMIC_RELAXED);
+		return r;
+	}
+	/*
+	 * Release: pairs with the acquire cmpxchg/load of the fast paths
+	 * (inc_not_disabled(), dec_not_one()) and of static_key_count()
+	 * users that then take decisions: whoever sees 1 also sees every
+	 * site written.
+	 */
+	__atomic_store_n(&key->enabled, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* 1 -> 0 -> patch. Patch lock held, count 1. On failure back to 1. */
+static int last_disable(struct static_key *key)
+{
+	int r;
+
+	__atomic_store_n(&key->enabled, 0, __ATOMIC_RELAXED);
+	r = sy_jump_label_update(key, false);
+	if (r)
+		__atomic_store_n(&key->enabled, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+/* Lock-free increment while the key is enabled (count > 0). */
+static bool inc_not_disabled(struct static_key *key, int *err)
+{
+	int v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
+
+	*err = 0;
+	while (v > 0) {
+		if (v == INT_MAX) {
+			*err = overflow(key);
+			return true;
+		}
+		if (__atomic_compare_exchange_n(&key->enabled, &v, v + 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
+/* Lock-free decrement while the count stays above zero. */
+static bool dec_not_one(struct static_key *key)
+{
+	int v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
+
+	while (v > 1) {
+		if (__atomic_compare_exchange_n(&key->enabled, &v, v - 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
+static int inc_locked(struct static_key *key)
+{
+	int r, v = load(key);
+
+	if (v == 0)
+		return first_enable(key);
+	if (v < 0)
+		impossible(key, v);
+	if (inc_not_disabled(key, &r))
+		return r;
+	impossible(key, load(key));
+	return -EINVAL;
+}
+
+static int dec_locked(struct static_key *key)
+{
+	int v = load(key);
+
+	if (v == 1)
+		return last_disable(key);
+	if (v < 0)
+		impossible(key, v);
+	if (v == 0) {
+		sy_warn_once(key, SY_KEY_WARNED_DEC,
+			     "static key %p: decrement below zero (more dec "
+			     "than inc); ignored", (void *)key);
+		return -EINVAL;
+	}
+	__atomic_fetch_sub(&key->enabled, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * Run fn with the patch lock held. A thread that already holds it (between
+ * switchyard_patch_lock/unlock) runs fn directly instead of deadlocking.
+ */
+static int with_lock(int (*fn)(struct static_key *), struct static_key *key)
+{
+	int r;
+
+	if (sy_lock_held())
+		return fn(key);
+	sy_lock();
+	r = fn(key);
+	sy_unlock();
+	return r;
+}
+
+int static_key_slow_inc(struct static_key *key)
+{
+	int r;
+
+	if (inc_not_disabled(key, &r))
+		return r;
+	return with_lock(inc_locked, key);
+}
+
+int sy_key_dec(struct static_key *key)
+{
+	if (dec_not_one(key))
+		return 0;
+	return with_lock(dec_locked, key);
+}
+
+int static_key_slow_dec(struct static_key *key)
+{
+	return sy_key_dec(key);
+}
+
+static int busy(struct static_key *key, const char *what)
+{
+	sy_warn_once(key, SY_KEY_WARNED_BUSY,
+		     "static key %p: %s with reference count %d (use "
+		     "inc/dec on reference counted keys); ignored",
+		     (void *)key, what, static_key_count(key));
+	return -EBUSY;
+}
+
+static int enable_locked(struct static_key *key)
+{
+	int v = load(key);
+
+	if (v == 0)
+		return first_enable(key);
+	if (v < 0)
+		impossible(key, v);
+	return v == 1 ? 0 : busy(key, "enable");
+}
+
+static int disable_locked(struct static_key *key)
+{
+	int v = load(key);
+
+	if (v == 1)
+		return last_disable(key);
+	if (v < 0)
+		impossible(key, v);
+	return v == 0 ? 0 : busy(key, "disable");
+}
+
+static int not_locked(struct static_key *key, const char *fn)
+{
+	sy_warn_once(key, SY_KEY_WARNED_LOCK,
+		     "%s(%p) called without the patch lock held "
+		     "(switchyard_patch_lock()); ignored", fn, (void *)key);
+	return -EPERM;
+}
+
+int static_key_enable(struct static_key *key)
+{
+	return with_lock(enable_locked, key);
+}
+
+int static_key_disable(struct static_key *key)
+{
+	return with_lock(disable_locked, key);
+}
+
+int static_key_enable_cpuslocked(struct static_key *key)
+{
+	if (!sy_lock_held())
+		return not_locked(key, "static_key_enable_cpuslocked");
+	return enable_locked(key);
+}
+
+int static_key_disable_cpuslocked(struct static_key *key)
+{
+	if (!sy_lock_held())
+		return not_locked(key, "static_key_disable_cpuslocked");
+	return disable_locked(key);
+}
