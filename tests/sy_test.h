@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sy_test.h - a minimal test harness shared by the C and C++ tests.
+ * CHECK() records a failure and goes on; the program exits 1 if any check
+ * failed, 77 (ctest SKIP_RETURN_CODE) from SKIP().
+ */
+#ifndef SY_TEST_H
+#define SY_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <switchyard.h>
+
+static int sy_test_failures;
+static int sy_test_checks;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		sy_test_checks++;                                            \
+		if (!(cond)) {                                               \
+			sy_test_failures++;                                  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                  \
+		}                                                            \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                       \
+	do {                                                                 \
+		long long sy_a_ = (long long)(a), sy_b_ = (long long)(b);    \
+		sy_test_checks++;                                            \
+		if (sy_a_ != sy_b_) {                                        \
+			sy_test_failures++;                                  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s == %s "     \
+				"(%lld != %lld)\n", __FILE__, __LINE__, #a,  \
+				#b, sy_a_, sy_b_);                           \
+		}                                                            \
+	} while (0)
+
+#define SKIP(...)                                                            \
+	do {                                                                 \
+		printf("SKIP: ");                                            \
+		printf(__VA_ARGS__);                                         \
+		printf("\n");                                                \
+		exit(77);                                                    \
+	} while (0)
+
+static inline int sy_test_done(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, sy_test_checks,
+	       sy_test_failures);
+	return sy_test_failures ? 1 : 0;
+}
+
+/* ---- the site table of this executable ---------------------------------- */
+
+struct sy_test_entry {
+	int code;
+	int target;
+	unsigned long key;
+};
+
+#if defined(SY__ARCH_HAVE_JUMP_LABEL)
+#define SY_TEST_HAVE_SITES 1
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern struct sy_test_entry __start_sy_jump_entries[]
+	__attribute__((visibility("hidden")));
+extern struct sy_test_entry __stop_sy_jump_entries[]
+	__attribute__((visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
+
+static inline const unsigned char *sy_test_code(const struct sy_test_entry *e)
+{
+	return (const unsigned char *)&e->code + e->code;
+}
+
+static inline const unsigned char *sy_test_target(const struct sy_test_entry *e)
+{
+	return (const unsigned char *)&e->target + e->target;
+}
+
+/* 1 if the site jumps, 0 if it is a NOP; -1 if it holds anything else. */
+static inline int sy_test_site_jumps(const struct sy_test_entry *e)
+{
+	const unsigned char *p = sy_test_code(e);
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+	if (p[0] == 0x66 && p[1] == 0x90)
+		return 0;
+	if (!memcmp(p, nop5, 5))
+		return 0;
+	if (p[0] == 0xeb && p + 2 + (signed char)p[1] == sy_test_target(e))
+		return 1;
+	if (p[0] == 0xe9) {
+		int rel;
+
+		memcpy(&rel, p + 1, 4);
+		if (p + 5 + rel == sy_test_target(e))
+			return 1;
+	}
+	return -1;
+}
+
+/*
+ * Check that every site of key holds the form its state asks for (JMP iff
+ * enabled != branch bit). Returns the number of sites of the key.
+ */
+static inline int sy_test_check_sites(struct static_key *key)
+{
+	int n = 0;
+
+	for (struct sy_test_entry *e = __start_sy_jump_entries;
+	     e < __stop_sy_jump_entries; e++) {
+		if ((e->key & ~3ul) != (unsigned long)key)
+			continue;
+		n++;
+		int want = static_key_enabled(key) != (int)(e->key & 1);
+		int got = sy_test_site_jumps(e);
+		if (got != want) {
+			sy_test_failures++;
+			fprintf(stderr, "site %p of key %p: jumps=%d, want %d\n",
+				(const void *)sy_test_code(e), (void *)key, got,
+				want);
+		}
+		sy_test_checks++;
+	}
+	return n;
+}
+#else
+#define SY_TEST_HAVE_SITES 0
+static inline int sy_test_check_sites(struct static_key *key)
+{
+	(void)key;
+	return 0;
+}
+#endif
+
+/* ---- capturing the log ------------------------------------------------- */
+
+static int sy_test_log_count;
+static char sy_test_log_last[512];
+
+static void sy_test_log(enum switchyard_log_level level, const char *msg,
+			void *arg)
+{
+	(void)level;
+	(void)arg;
+	sy_test_log_count++;
+	snprintf(sy_test_log_last, sizeof(sy_test_log_last), "%s", msg);
+}
+
+#endif /* SY_TEST_H */
