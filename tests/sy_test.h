@@ -142,10 +142,10 @@ static inline int sy_test_check_sites(struct static_key *key)
 
 /* ---- capturing the log ------------------------------------------------- */
 
-static int sy_test_log_count;
-static char sy_test_log_last[512];
+static int sy_test_log_count __attribute__((unused));
+static char sy_test_log_last[512] __attribute__((unused));
 
-static void sy_test_log(enum switchyard_log_level level, const char *msg,
+static inline void sy_test_log(enum switchyard_log_level level, const char *msg,
 			void *arg)
 {
 	(void)level;

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_corrupt_site.c - a site holding unexpected bytes is refused, reported
+ * with its address, the expected and the found bytes, and nothing is
+ * written: not that site, not the key's other sites, not the key's count.
+ * Malformed tables handed to the registry are rejected.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sy_test.h"
+
+#if !SY_TEST_HAVE_SITES
+int main(void)
+{
+	SKIP("no patched sites in this build (fallback mode)");
+}
+#else
+
+/* The registry's entry points (exported for the per-object glue). */
+int sy__register_jump_table(struct sy_test_entry *start,
+			    struct sy_test_entry *stop);
+int sy__unregister_jump_table(struct sy_test_entry *start,
+			      struct sy_test_entry *stop);
+
+DEFINE_STATIC_KEY_FALSE(kc);
+volatile int sink;
+
+__attribute__((noinline)) static void site_a(void)
+{
+	if (static_branch_unlikely(&kc))
+		sink++;
+}
+
+__attribute__((noinline)) static void site_b(void)
+{
+	if (static_branch_unlikely(&kc))
+		sink += 10;
+}
+
+/* Test-only write to code, outside the library. */
+static void poke_code(const unsigned char *addr, const void *bytes, size_t n)
+{
+	int fd = open("/proc/self/mem", O_RDWR);
+
+	if (fd < 0 || pwrite(fd, bytes, n, (off_t)(uintptr_t)addr) != (ssize_t)n)
+		SKIP("cannot write code through /proc/self/mem");
+	close(fd);
+}
+
+int main(void)
+{
+	struct sy_test_entry *sites[2];
+	unsigned char saved[2][5], now[2][5];
+	int n = 0;
+
+	for (struct sy_test_entry *e = __start_sy_jump_entries;
+	     e < __stop_sy_jump_entries; e++)
+		if ((e->key & ~3ul) == (uintptr_t)&kc.key && n < 2)
+			sites[n++] = e;
+	CHECK_EQ(n, 2);
+	if (n != 2)
+		return sy_test_done("corrupt_site");
+	for (int i = 0; i < 2; i++)
+		memcpy(saved[i], sy_test_code(sites[i]), 5);
+
+	/* Corrupt the second site (an int3 pair, as a debugger might). */
+	static const unsigned char junk[2] = { 0xcc, 0xcc };
+	poke_code(sy_test_code(sites[1]), junk, 2);
+	for (int i = 0; i < 2; i++)
+		memcpy(now[i], sy_test_code(sites[i]), 5);
+
+	switchyard_set_log(sy_test_log, NULL);
+	sy_test_log_count = 0;
+	CHECK_EQ(static_branch_enable(&kc), -EFAULT);
+	CHECK_EQ(sy_test_log_count, 1);
+	{
+		char addr[32];
+
+		snprintf(addr, sizeof(addr), "%p", (const void *)sy_test_code(sites[1]));
+		CHECK(strstr(sy_test_log_last, addr) != NULL);
+		CHECK(strstr(sy_test_log_last, "found [cc cc]") != NULL);
+		CHECK(strstr(sy_test_log_last, "expected [66 90]") != NULL ||
+		      strstr(sy_test_log_last, "expected [0f 1f 44 00 00]") != NULL);
+	}
+	CHECK_EQ(static_key_count(&kc.key), 0);
+	CHECK(!static_key_enabled(&kc));
+	/* Nothing written anywhere: both sites as they were. */
+	for (int i = 0; i < 2; i++)
+		CHECK(!memcmp(now[i], sy_test_code(sites[i]), 5));
+	site_a();
+	CHECK_EQ(sink, 0);
+
+	/* inc fails the same way */
+	CHECK_EQ(static_branch_inc(&kc), -EFAULT);
+	CHECK_EQ(static_key_count(&kc.key), 0);
+
+	/* Repaired, the key works again. */
+	poke_code(sy_test_code(sites[1]), saved[1], 5);
+	CHECK_EQ(static_branch_enable(&kc), 0);
+	site_a();
+	site_b();
+	CHECK_EQ(sink, 11);
+	CHECK_EQ(static_branch_disable(&kc), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK(!memcmp(saved[i], sy_test_code(sites[i]), 5));
+
+	/* A table whose site does not hold the jump it describes is refused
+	 * at registration and never written. */
+	{
+		static unsigned char fake_code[8] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+		static struct sy_test_entry fake[1] __attribute__((aligned(16)));
+		struct switchyard_stats a, b;
+
+		fake[0].code = (int)((intptr_t)fake_code - (intptr_t)&fake[0].code);
+		fake[0].target = (int)((intptr_t)(fake_code + 7) - (intptr_t)&fake[0].target);
+		fake[0].key = (uintptr_t)&kc.key;
+		switchyard_get_stats(&a);
+		sy_test_log_count = 0;
+		CHECK_EQ(sy__register_jump_table(fake, fake + 1), 0);
+		switchyard_get_stats(&b);
+		CHECK_EQ(b.sites_refused, a.sites_refused + 1);
+		CHECK_EQ(sy_test_log_count, 1);
+		CHECK(strstr(sy_test_log_last, "expected a jump") != NULL);
+		CHECK_EQ(static_branch_enable(&kc), 0);	/* ignores it */
+		CHECK_EQ(fake_code[0], 0x90);
+		CHECK_EQ(static_branch_disable(&kc), 0);
+		CHECK_EQ(sy__unregister_jump_table(fake, fake + 1), 0);
+		switchyard_get_stats(&b);
+		CHECK_EQ(b.sites_refused, a.sites_refused);
+	}
+	/* Malformed bounds: rejected, nothing registered. */
+	{
+		static struct sy_test_entry fake2[2] __attribute__((aligned(16)));
+		struct switchyard_stats a, b;
+
+		switchyard_get_stats(&a);
+		CHECK_EQ(sy__register_jump_table(fake2, (struct sy_test_entry *)((char *)fake2 + 20)), -EINVAL);
+		CHECK_EQ(sy__register_jump_table((struct sy_test_entry *)((char *)fake2 + 4), fake2 + 1), -EINVAL);
+		switchyard_get_stats(&b);
+		CHECK_EQ(b.objects, a.objects);
+	}
+	switchyard_set_log(NULL, NULL);
+	return sy_test_done("corrupt_site");
+}
+#endif
