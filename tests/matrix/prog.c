@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* prog.c - one program of the build matrix: keys of every kind in the
+ * executable, plus lib_check() from lib.c. Exit 0 iff every check passes. */
+#include "../sy_test.h"
+
+#ifdef __cplusplus
+extern "C"
+#endif
+int lib_check(void);
+
+DEFINE_STATIC_KEY_FALSE(kf);
+DEFINE_STATIC_KEY_TRUE(kt);
+DEFINE_STATIC_KEY_ARRAY_FALSE(ka, 4);
+volatile int sink;
+
+__attribute__((noinline)) static int pf(void) { if (static_branch_unlikely(&kf)) return 1; return 0; }
+__attribute__((noinline)) static int pt(void) { if (static_branch_likely(&kt)) return 1; return 0; }
+__attribute__((noinline)) static int pa(void) { return static_branch_unlikely(&ka[3]); }
+__attribute__((cold, noinline)) static void cold_path(void) { sink++; }
+/* The out-of-line path may land in .text.unlikely: a 5-byte site. */
+__attribute__((noinline)) static int pc(void) { if (static_branch_unlikely(&kf)) { cold_path(); return 1; } return 0; }
+
+int main(void)
+{
+	CHECK(!pf() && pt() && !pa() && !pc());
+	CHECK_EQ(static_branch_enable(&kf), 0);
+	CHECK_EQ(static_branch_disable(&kt), 0);
+	CHECK_EQ(static_branch_inc(&ka[3]), 0);
+	CHECK(pf() && !pt() && pa() && pc());
+	sy_test_check_sites(&kf.key);
+	sy_test_check_sites(&kt.key);
+	sy_test_check_sites(&ka[3].key);
+	CHECK_EQ(static_branch_disable(&kf), 0);
+	CHECK_EQ(static_branch_enable(&kt), 0);
+	CHECK_EQ(static_branch_dec(&ka[3]), 0);
+	CHECK(!pf() && pt() && !pa() && !pc());
+	sy_test_check_sites(&kf.key);
+	CHECK_EQ(lib_check(), 0);
+	if (SY_TEST_HAVE_SITES)
+		CHECK(sy_test_check_sites(&kf.key) == 2);
+	return sy_test_failures ? 1 : 0;
+}
