@@ -111,8 +111,11 @@ struct sy_poke_batch {
 };
 
 SY_HIDDEN void sy_poke_init(struct sy_poke_batch *b);
-/* Queue a change; verifies the current bytes at once (and again at commit).
- * Returns 0, -EFAULT (unexpected bytes, reported) or -ENOMEM. */
+/* Make room for n pokes. Returns 0 or -ENOMEM (also kept for commit). */
+SY_HIDDEN int sy_poke_reserve(struct sy_poke_batch *b, size_t n);
+/* Queue a change of len bytes at addr from old to new_. The bytes are
+ * verified at commit, all before the first write. Returns 0, -EINVAL or
+ * -ENOMEM; an error is kept and returned again by commit. */
 SY_HIDDEN int sy_poke_add(struct sy_poke_batch *b, uintptr_t addr,
 			  const uint8_t *old, const uint8_t *new_, unsigned len);
 /* Verify, write and synchronise; on error nothing stays written. */

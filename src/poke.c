@@ -72,8 +72,12 @@ void sy_poke_fini(struct sy_poke_batch *b)
 static int verify(const struct sy_poke *p)
 {
 	char want[3 * SY_ARCH_MAX_INSN + 1], found[3 * SY_ARCH_MAX_INSN + 1];
+	const uint8_t *code = (const uint8_t *)p->addr;
+	unsigned i;
 
-	if (!memcmp((const void *)p->addr, p->old, p->len))
+	for (i = 0; i < p->len && code[i] == p->old[i]; i++)
+		;
+	if (i == p->len)
 		return 0;
 	sy_hex(want, sizeof(want), p->old, p->len);
 	sy_hex(found, sizeof(found), (const uint8_t *)p->addr, p->len);
@@ -84,35 +88,36 @@ static int verify(const struct sy_poke *p)
 	return -EFAULT;
 }
 
+int sy_poke_reserve(struct sy_poke_batch *b, size_t n)
+{
+	struct sy_poke *v;
+
+	if (n <= b->cap)
+		return 0;
+	v = realloc(b->v, n * sizeof(*v));
+	if (!v)
+		return b->err = -ENOMEM;
+	b->v = v;
+	b->cap = n;
+	return 0;
+}
+
 int sy_poke_add(struct sy_poke_batch *b, uintptr_t addr, const uint8_t *old,
 		const uint8_t *new_, unsigned len)
 {
 	struct sy_poke *p;
-	int r;
 
+	if (b->err)
+		return b->err;
 	if (len == 0 || len > SY_ARCH_MAX_INSN)
 		return b->err = -EINVAL;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		struct sy_poke *v = realloc(b->v, cap * sizeof(*v));
-
-		if (!v)
-			return b->err = -ENOMEM;
-		b->v = v;
-		b->cap = cap;
-	}
-	p = &b->v[b->n];
+	if (b->n == b->cap && sy_poke_reserve(b, b->cap ? 2 * b->cap : 16))
+		return b->err;
+	p = &b->v[b->n++];
 	p->addr = addr;
 	p->len = (uint8_t)len;
 	memcpy(p->old, old, len);
 	memcpy(p->new_, new_, len);
-	r = verify(p);
-	if (r) {
-		if (!b->err)
-			b->err = r;
-		return r;
-	}
-	b->n++;
 	return 0;
 }
 
@@ -282,7 +287,10 @@ int sy_poke_commit(struct sy_poke_batch *b)
 
 	if (r || b->n == 0)
 		return r;
-	qsort(b->v, b->n, sizeof(*b->v), cmp_poke);
+	for (i = 1; i < b->n && b->v[i - 1].addr <= b->v[i].addr; i++)
+		;
+	if (i < b->n)
+		qsort(b->v, b->n, sizeof(*b->v), cmp_poke);
 	/* Verify the whole batch before the first write: a batch is
 	 * all-or-nothing. Overlapping pokes would be a registry bug. */
 	for (i = 0; i < b->n; i++) {

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -32,44 +33,29 @@ static struct switchyard_stats reg;
 /* ---- sorting ----------------------------------------------------------- */
 
 struct sort_item {
-	uintptr_t key;		/* with the branch bit */
+	uintptr_t key;		/* with the flag bits */
 	uintptr_t code;
 	uintptr_t target;
 };
 
-static inline uintptr_t sort_key(const struct sort_item *it)
+static inline uintptr_t item_key(const struct sort_item *it)
 {
 	return it->key & ~(uintptr_t)SY_ENTRY_FLAGS;
 }
 
-/*
- * One stable counting pass of an LSD radix sort on byte `shift/8` of the
- * field chosen by `use_key`. Returns false, without moving anything, when
- * every item has the same byte there (most bytes of addresses do).
- */
-static bool radix_pass(struct sort_item *src, struct sort_item *dst, size_t n,
-		       bool use_key, unsigned shift)
+static int cmp_uintptr(const void *a, const void *b)
 {
-	size_t count[256] = { 0 };
-	size_t pos = 0;
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t v = use_key ? sort_key(&src[i]) : src[i].code;
-		count[(v >> shift) & 0xff]++;
-	}
-	for (unsigned b = 0; b < 256; b++) {
-		size_t c = count[b];
+	return x < y ? -1 : x > y;
+}
 
-		if (c == n)
-			return false;
-		count[b] = pos;
-		pos += c;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t v = use_key ? sort_key(&src[i]) : src[i].code;
-		dst[count[(v >> shift) & 0xff]++] = src[i];
-	}
-	return true;
+static int cmp_item_code(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct sort_item *)a)->code;
+	uintptr_t y = ((const struct sort_item *)b)->code;
+
+	return x < y ? -1 : x > y;
 }
 
 static bool entry_less(const struct sy_jump_entry *a,
@@ -81,15 +67,77 @@ static bool entry_less(const struct sy_jump_entry *a,
 }
 
 /*
+ * Open-addressing map from key address to its rank among the table's
+ * distinct keys. Programs have few keys and many sites per key, so the
+ * sort below is a counting sort on the rank: linear in the number of
+ * sites.
+ */
+struct key_map {
+	uintptr_t *slot_key;	/* 0: empty */
+	uint32_t *slot_val;
+	size_t mask, used;
+};
+
+static size_t key_slot(const struct key_map *m, uintptr_t k)
+{
+	size_t h = (size_t)((k >> 3) * 0x9e3779b97f4a7c15ull) & m->mask;
+
+	while (m->slot_key[h] && m->slot_key[h] != k)
+		h = (h + 1) & m->mask;
+	return h;
+}
+
+/* (Re)size to cap slots, re-inserting the keys held. */
+static int key_map_resize(struct key_map *m, size_t cap)
+{
+	struct key_map n = { calloc(cap, sizeof(uintptr_t)),
+			     calloc(cap, sizeof(uint32_t)), cap - 1, m->used };
+
+	if (!n.slot_key || !n.slot_val) {
+		free(n.slot_key);
+		free(n.slot_val);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; m->slot_key && i <= m->mask; i++)
+		if (m->slot_key[i])
+			n.slot_key[key_slot(&n, m->slot_key[i])] = m->slot_key[i];
+	free(m->slot_key);
+	free(m->slot_val);
+	*m = n;
+	return 0;
+}
+
+/* Insert k; returns 1 if new, 0 if present, -ENOMEM. Load stays <= 1/2. */
+static int key_map_add(struct key_map *m, uintptr_t k)
+{
+	size_t h = key_slot(m, k);
+
+	if (m->slot_key[h])
+		return 0;
+	if (2 * (m->used + 1) > m->mask + 1) {
+		if (key_map_resize(m, 2 * (m->mask + 1)))
+			return -ENOMEM;
+		h = key_slot(m, k);
+	}
+	m->slot_key[h] = k;
+	m->used++;
+	return 1;
+}
+
+/*
  * Sort a table by (key, code). Entries are self-relative, so they are
- * decoded to absolute addresses, sorted (radix: linear in n, which keeps
- * 100,000 sites well under a millisecond) and encoded again at their new
- * position.
+ * decoded to absolute addresses, placed by a stable counting sort on the
+ * key's rank, each key's run put in code order (runs arrive nearly sorted:
+ * the assembler emits records in code order), and encoded again at their
+ * new position.
  */
 static int sort_table(struct sy_jump_entry *e, size_t n)
 {
-	struct sort_item *a, *b, *t;
-	size_t i;
+	struct sort_item *a = NULL, *b;
+	struct key_map m = { NULL, NULL, 0, 0 };
+	uintptr_t *uniq = NULL;
+	size_t *start = NULL, nk = 0, i;
+	int r = -ENOMEM;
 
 	for (i = 1; i < n; i++)
 		if (entry_less(&e[i], &e[i - 1]))
@@ -98,29 +146,59 @@ static int sort_table(struct sy_jump_entry *e, size_t n)
 		return 0;	/* already sorted */
 
 	a = malloc(2 * n * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
+	uniq = malloc(n * sizeof(*uniq));
+	if (key_map_resize(&m, 256) || !a || !uniq)
+		goto out;
 	b = a + n;
+
 	for (i = 0; i < n; i++) {
 		a[i].key = e[i].key;
 		a[i].code = sy_entry_code(&e[i]);
 		a[i].target = sy_entry_target(&e[i]);
+		/* key 0 (refused sites) is stored as 1 so that 0 can mark an
+		 * empty slot; it still ranks first. */
+		uintptr_t k = item_key(&a[i]) | 1;
+		int added = key_map_add(&m, k);
+
+		if (added < 0)
+			goto out;
+		if (added)
+			uniq[nk++] = k;
 	}
-	for (unsigned s = 0; s < 8 * sizeof(uintptr_t); s += 8)
-		if (radix_pass(a, b, n, false, s)) {
-			t = a; a = b; b = t;
-		}
-	for (unsigned s = 0; s < 8 * sizeof(uintptr_t); s += 8)
-		if (radix_pass(a, b, n, true, s)) {
-			t = a; a = b; b = t;
-		}
+	qsort(uniq, nk, sizeof(*uniq), cmp_uintptr);
+	start = calloc(nk + 1, sizeof(*start));
+	if (!start)
+		goto out;
+	for (i = 0; i < nk; i++)
+		m.slot_val[key_slot(&m, uniq[i])] = (uint32_t)i;
+	for (i = 0; i < n; i++)
+		start[m.slot_val[key_slot(&m, item_key(&a[i]) | 1)] + 1]++;
+	for (i = 0; i < nk; i++)
+		start[i + 1] += start[i];
+	for (i = 0; i < n; i++)
+		b[start[m.slot_val[key_slot(&m, item_key(&a[i]) | 1)]]++] = a[i];
+	/* start[k] is now the end of run k. */
+	for (size_t k = 0, lo = 0; k < nk; lo = start[k++]) {
+		size_t hi = start[k], j;
+
+		for (j = lo + 1; j < hi && b[j - 1].code <= b[j].code; j++)
+			;
+		if (j < hi)
+			qsort(b + lo, hi - lo, sizeof(*b), cmp_item_code);
+	}
 	for (i = 0; i < n; i++) {
-		e[i].code = (int32_t)(a[i].code - (uintptr_t)&e[i].code);
-		e[i].target = (int32_t)(a[i].target - (uintptr_t)&e[i].target);
-		e[i].key = a[i].key;
+		e[i].code = (int32_t)(b[i].code - (uintptr_t)&e[i].code);
+		e[i].target = (int32_t)(b[i].target - (uintptr_t)&e[i].target);
+		e[i].key = b[i].key;
 	}
-	free(a < b ? a : b);
-	return 0;
+	r = 0;
+out:
+	free(m.slot_key);
+	free(m.slot_val);
+	free(a);
+	free(uniq);
+	free(start);
+	return r;
 }
 
 /* First entry of `key` in t, or t->n. */
@@ -184,6 +262,14 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 
 /* ---- registration ------------------------------------------------------- */
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void account(const struct sy_table *t, int sign)
 {
 	reg.objects += (uint64_t)sign;
@@ -244,6 +330,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	bool took = !sy_lock_held();
 	struct sy_poke_batch b;
 	struct sy_table *t;
+	uint64_t t0;
 	size_t n;
 	int r = 0;
 
@@ -261,6 +348,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	 * already. */
 	if (took)
 		sy_lock();
+	t0 = now_ns();
 	if (find_table(start))
 		goto out;	/* the same object's glue, twice (LTO) */
 	t = calloc(1, sizeof(*t));
@@ -269,15 +357,12 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		goto out;
 	}
 	/* Decode first: a refused site gets key 0, which the sort then moves
-	 * out of every key's run. */
+	 * out of every key's run. Queue the pokes before sorting: the table
+	 * is still in the order the assembler emitted, which is code order,
+	 * so the batch needs no sorting either. */
 	decode_sites(t, start, n);
-	r = sort_table(start, n);
-	if (r) {
-		free(t);
-		goto out;
-	}
-
 	sy_poke_init(&b);
+	r = sy_poke_reserve(&b, n);
 	for (size_t i = 0; i < n && !r; i++) {
 		struct static_key *key = sy_entry_key(&start[i]);
 
@@ -293,12 +378,21 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		       "could not bring the %zu sites at %p to their keys' "
 		       "state: %s; their branches follow the emitted jumps",
 		       n, (void *)start, strerror(-r));
+	if (sort_table(start, n)) {
+		/* Unsorted, binary search would miss sites: keep nothing. */
+		sy_log(SWITCHYARD_LOG_ERROR, "out of memory sorting %zu sites",
+		       n);
+		free(t);
+		r = -ENOMEM;
+		goto out;
+	}
 	t->start = start;
 	t->n = n;
 	t->next = tables;
 	tables = t;
 	account(t, 1);
 out:
+	reg.register_ns += now_ns() - t0;
 	if (took)
 		sy_unlock();
 	return r;

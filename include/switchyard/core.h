@@ -79,6 +79,7 @@ struct switchyard_stats {
 	uint64_t patched_sites;	/* sites written by those batches */
 	uint64_t sync_calls;	/* core-synchronising system calls issued */
 	uint64_t write_calls;	/* system calls that wrote code */
+	uint64_t register_ns;	/* time spent registering objects, total */
 };
 
 /*

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.h - the statistics every switchyard benchmark reports: the median
+ * with a distribution-free 95% confidence interval (order statistics of the
+ * binomial), and a Mann-Whitney U test between two interleaved samples,
+ * printed as "<", ">" or "~" (not significant at 5%).
+ */
+#ifndef SY_BENCH_STATS_H
+#define SY_BENCH_STATS_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct bench_summary {
+	size_t n;
+	double median, lo, hi, min, max;
+};
+
+/* Median and its 95% CI: ranks n/2 -+ 0.98 sqrt(n) (normal approximation
+ * of the binomial(n, 1/2) order statistics). */
+static inline struct bench_summary bench_summarize(const double *v, size_t n)
+{
+	struct bench_summary s;
+	double *c = (double *)malloc(n * sizeof(*c));
+	long lo, hi;
+
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), bench_cmp_double);
+	s.n = n;
+	s.median = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	lo = (long)floor(n / 2.0 - 0.98 * sqrt((double)n));
+	hi = (long)ceil(n / 2.0 + 1 + 0.98 * sqrt((double)n)) - 1;
+	if (lo < 0)
+		lo = 0;
+	if (hi > (long)n - 1)
+		hi = (long)n - 1;
+	s.lo = c[lo];
+	s.hi = c[hi];
+	s.min = c[0];
+	s.max = c[n - 1];
+	free(c);
+	return s;
+}
+
+/* Two-sided Mann-Whitney U, normal approximation with tie correction
+ * ignored (continuous timings); returns the z score (>0: a larger). */
+static inline double bench_mann_whitney_z(const double *a, size_t na,
+					  const double *b, size_t nb)
+{
+	double u = 0;
+
+	for (size_t i = 0; i < na; i++)
+		for (size_t j = 0; j < nb; j++)
+			u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+	double mu = na * (double)nb / 2;
+	double sigma = sqrt(na * (double)nb * (na + nb + 1) / 12.0);
+	return sigma > 0 ? (u - mu) / sigma : 0;
+}
+
+static inline const char *bench_verdict(double z)
+{
+	return fabs(z) < 1.96 ? "~" : z > 0 ? ">" : "<";
+}
+
+static inline void bench_print(const char *what, struct bench_summary s,
+			       double scale, const char *unit)
+{
+	printf("%-44s median %10.2f %s  95%% CI [%.2f, %.2f]  n=%zu  "
+	       "range [%.2f, %.2f]\n", what, s.median / scale, unit,
+	       s.lo / scale, s.hi / scale, s.n, s.min / scale, s.max / scale);
+}
+
+#endif /* SY_BENCH_STATS_H */
