@@ -92,35 +92,33 @@ SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
 
 /* ---- the poke engine (poke.c) -------------------------------------------
  *
- * A batch collects code changes (address, expected bytes, new bytes) and
- * commits them together: every site is verified before any is written, the
- * writes are grouped by runs of pages, and the cores are synchronised once
- * per batch. Only with the patch lock held.
+ * The engine applies a set of code changes as one batch: every change is
+ * verified before any is written (all or nothing), the writes are grouped
+ * into chunks of nearby code (one system call each), and the cores are
+ * synchronised once per batch. The changes come from a source that
+ * describes change i on demand, so a batch of 100,000 sites costs no
+ * memory per site. Only with the patch lock held.
  */
-struct sy_poke {
+struct sy_poke_desc {
 	uintptr_t addr;
-	uint8_t len;
+	unsigned len;
 	uint8_t old[SY_ARCH_MAX_INSN];
 	uint8_t new_[SY_ARCH_MAX_INSN];
 };
 
-struct sy_poke_batch {
-	struct sy_poke *v;
-	size_t n, cap;
-	int err;	/* first error of sy_poke_add(), returned by commit */
+struct sy_poke_src {
+	size_t n;
+	/* Describe change i (0 <= i < n) in *d; false if i needs no change.
+	 * Called with increasing i in each pass; the same i must give the
+	 * same answer every time. Changes in address order merge best. */
+	bool (*get)(void *ctx, size_t i, struct sy_poke_desc *d);
+	void *ctx;
 };
 
-SY_HIDDEN void sy_poke_init(struct sy_poke_batch *b);
-/* Make room for n pokes. Returns 0 or -ENOMEM (also kept for commit). */
-SY_HIDDEN int sy_poke_reserve(struct sy_poke_batch *b, size_t n);
-/* Queue a change of len bytes at addr from old to new_. The bytes are
- * verified at commit, all before the first write. Returns 0, -EINVAL or
- * -ENOMEM; an error is kept and returned again by commit. */
-SY_HIDDEN int sy_poke_add(struct sy_poke_batch *b, uintptr_t addr,
-			  const uint8_t *old, const uint8_t *new_, unsigned len);
-/* Verify, write and synchronise; on error nothing stays written. */
-SY_HIDDEN int sy_poke_commit(struct sy_poke_batch *b);
-SY_HIDDEN void sy_poke_fini(struct sy_poke_batch *b);
+/* Verify, write and synchronise. Returns 0, -EFAULT (a site held
+ * unexpected bytes: reported, nothing written) or the write path's error
+ * (whatever was written is undone). */
+SY_HIDDEN int sy_poke_apply(const struct sy_poke_src *src);
 /* Counters for switchyard_get_stats(). */
 SY_HIDDEN void sy_poke_stats(struct switchyard_stats *st);
 

@@ -58,75 +58,23 @@ static uintptr_t page_size(void)
 	return ps;
 }
 
-void sy_poke_init(struct sy_poke_batch *b)
-{
-	memset(b, 0, sizeof(*b));
-}
-
-void sy_poke_fini(struct sy_poke_batch *b)
-{
-	free(b->v);
-	memset(b, 0, sizeof(*b));
-}
-
-static int verify(const struct sy_poke *p)
+static int verify(const struct sy_poke_desc *d)
 {
 	char want[3 * SY_ARCH_MAX_INSN + 1], found[3 * SY_ARCH_MAX_INSN + 1];
-	const uint8_t *code = (const uint8_t *)p->addr;
+	const uint8_t *code = (const uint8_t *)d->addr;
 	unsigned i;
 
-	for (i = 0; i < p->len && code[i] == p->old[i]; i++)
+	for (i = 0; i < d->len && code[i] == d->old[i]; i++)
 		;
-	if (i == p->len)
+	if (i == d->len)
 		return 0;
-	sy_hex(want, sizeof(want), p->old, p->len);
-	sy_hex(found, sizeof(found), (const uint8_t *)p->addr, p->len);
+	sy_hex(want, sizeof(want), d->old, d->len);
+	sy_hex(found, sizeof(found), code, d->len);
 	sy_log(SWITCHYARD_LOG_ERROR,
 	       "refusing to patch site %p: expected [%s], found [%s]; "
 	       "nothing written",
-	       (void *)p->addr, want, found);
+	       (void *)d->addr, want, found);
 	return -EFAULT;
-}
-
-int sy_poke_reserve(struct sy_poke_batch *b, size_t n)
-{
-	struct sy_poke *v;
-
-	if (n <= b->cap)
-		return 0;
-	v = realloc(b->v, n * sizeof(*v));
-	if (!v)
-		return b->err = -ENOMEM;
-	b->v = v;
-	b->cap = n;
-	return 0;
-}
-
-int sy_poke_add(struct sy_poke_batch *b, uintptr_t addr, const uint8_t *old,
-		const uint8_t *new_, unsigned len)
-{
-	struct sy_poke *p;
-
-	if (b->err)
-		return b->err;
-	if (len == 0 || len > SY_ARCH_MAX_INSN)
-		return b->err = -EINVAL;
-	if (b->n == b->cap && sy_poke_reserve(b, b->cap ? 2 * b->cap : 16))
-		return b->err;
-	p = &b->v[b->n++];
-	p->addr = addr;
-	p->len = (uint8_t)len;
-	memcpy(p->old, old, len);
-	memcpy(p->new_, new_, len);
-	return 0;
-}
-
-static int cmp_poke(const void *a, const void *b)
-{
-	uintptr_t x = ((const struct sy_poke *)a)->addr;
-	uintptr_t y = ((const struct sy_poke *)b)->addr;
-
-	return x < y ? -1 : x > y;
 }
 
 /* ---- write path 1: /proc/self/mem ---------------------------------------- */
@@ -150,20 +98,25 @@ static int mem_open(void)
 	return 0;
 }
 
+/*
+ * Write len bytes at addr through /proc/self/mem: one pwrite(2). A call
+ * costs about a microsecond whatever its size up to a few pages, so the
+ * engine writes chunks, not sites. (pwritev would not help: /proc/<pid>/mem
+ * has no write_iter, so the kernel loops over the segments, one call each.)
+ */
 static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len)
 {
 	int r = mem_open();
+	ssize_t n;
 
 	if (r)
 		return r;
 	counters.write_calls++;
-	ssize_t n = pwrite(mem_fd, buf, len, (off_t)addr);
+	n = pwrite(mem_fd, buf, len, (off_t)addr);
 	if (n == (ssize_t)len)
 		return 0;
 	return n < 0 ? -errno : -EIO;
 }
-
-/* ---- write path 2: mprotect window ---------------------------------------- */
 
 /* Protection of the mapping holding addr, from /proc/self/maps. */
 static int prot_of(uintptr_t addr, int *prot)
@@ -192,24 +145,21 @@ static int prot_of(uintptr_t addr, int *prot)
 	return r;
 }
 
+/* Write len bytes at addr by opening a read-write-execute window over
+ * their pages, and restoring the pages' protection after. */
 static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 {
 	uintptr_t ps = page_size();
-	uintptr_t lo = addr & ~(ps - 1);
-	uintptr_t hi = (addr + len + ps - 1) & ~(ps - 1);
-	int prot, r;
+	uintptr_t lo = addr & ~(ps - 1), hi = (addr + len + ps - 1) & ~(ps - 1);
+	int prot, prot2, r;
 
-	/* A run never crosses two mappings with different protections in
-	 * practice (it lies within one object's text); checking both ends
-	 * catches the exception. */
+	/* A chunk lies within one object's text; check that both ends share
+	 * one protection, which the restore below assumes. */
 	r = prot_of(addr, &prot);
-	if (!r) {
-		int prot2;
-
+	if (!r)
 		r = prot_of(addr + len - 1, &prot2);
-		if (!r && prot2 != prot)
-			r = -EINVAL;
-	}
+	if (!r && prot2 != prot)
+		r = -EINVAL;
 	if (r)
 		return r;
 	counters.write_calls++;
@@ -219,15 +169,16 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 	if (mprotect((void *)lo, hi - lo, prot)) {
 		/* The write happened; failing to drop W now would leave a
 		 * W+X mapping behind, which must not happen silently. */
+		r = -errno;
 		sy_log(SWITCHYARD_LOG_ERROR,
 		       "could not restore protection of %p..%p: %s",
-		       (void *)lo, (void *)hi, strerror(errno));
-		return -errno;
+		       (void *)lo, (void *)hi, strerror(-r));
+		return r;
 	}
 	return 0;
 }
 
-static int write_run(uintptr_t addr, const uint8_t *buf, size_t len)
+static int write_code(uintptr_t addr, const uint8_t *buf, size_t len)
 {
 	enum poke_method m = get_method();
 	int r = -EPERM;
@@ -241,96 +192,116 @@ static int write_run(uintptr_t addr, const uint8_t *buf, size_t len)
 }
 
 /*
- * Write pokes [i, j) as one run: the span from the first byte of the first
- * to the last byte of the last, with the bytes in between copied from
- * memory as they are (nothing else writes code while we hold the patch
- * lock). Pokes join a run while the gap to the next is under a page, so a
- * run never covers a page without a site.
+ * Chunks: a copy of a range of code [lo, hi) with changes applied, written
+ * back in one call (the bytes between sites are written back unchanged:
+ * nothing else writes code while we hold the patch lock). A change joins
+ * the open chunk when it lies after it, within CHUNK bytes of its start and
+ * less than a page after its end, so that no page without a change is ever
+ * written.
  */
-static int write_span(const struct sy_poke *v, size_t i, size_t j, bool undo)
-{
-	uintptr_t lo = v[i].addr, hi = v[j - 1].addr + v[j - 1].len;
-	uint8_t stackbuf[256];
-	uint8_t *buf = stackbuf;
-	int r;
+#define CHUNK 65536
+static uint8_t chunk[CHUNK];	/* patch lock held */
 
-	if (hi - lo > sizeof(stackbuf)) {
-		buf = malloc(hi - lo);
-		if (!buf)
-			return -ENOMEM;
-	}
-	memcpy(buf, (const void *)lo, hi - lo);
-	for (size_t k = i; k < j; k++)
-		memcpy(buf + (v[k].addr - lo), undo ? v[k].old : v[k].new_,
-		       v[k].len);
-	r = write_run(lo, buf, hi - lo);
-	if (buf != stackbuf)
-		free(buf);
+struct chunker {
+	uintptr_t lo, hi;	/* hi == lo: empty */
+};
+
+static int chunk_flush(struct chunker *c)
+{
+	int r = 0;
+
+	if (c->hi > c->lo)
+		r = write_code(c->lo, chunk, c->hi - c->lo);
+	c->lo = c->hi = 0;
 	return r;
 }
 
-/* End of the run that starts at poke i (pokes are sorted by address). */
-static size_t run_end(const struct sy_poke *v, size_t i, size_t n)
+static bool chunk_fits(const struct chunker *c, uintptr_t addr, unsigned len)
 {
-	uintptr_t ps = page_size();
-
-	for (i++; i < n; i++)
-		if (v[i].addr - (v[i - 1].addr + v[i - 1].len) >= ps)
-			break;
-	return i;
+	return addr >= c->hi && addr + len - c->lo <= CHUNK &&
+	       addr - c->hi < page_size();
 }
 
-int sy_poke_commit(struct sy_poke_batch *b)
+static void chunk_put(struct chunker *c, uintptr_t addr, const uint8_t *bytes,
+		      unsigned len)
 {
-	size_t i, j, done;
-	int r = b->err;
+	if (c->hi == c->lo)
+		c->lo = c->hi = addr;
+	memcpy(chunk + (c->hi - c->lo), (const void *)c->hi, addr - c->hi);
+	memcpy(chunk + (addr - c->lo), bytes, len);
+	c->hi = addr + len;
+}
 
-	if (r || b->n == 0)
-		return r;
-	for (i = 1; i < b->n && b->v[i - 1].addr <= b->v[i].addr; i++)
-		;
-	if (i < b->n)
-		qsort(b->v, b->n, sizeof(*b->v), cmp_poke);
-	/* Verify the whole batch before the first write: a batch is
-	 * all-or-nothing. Overlapping pokes would be a registry bug. */
-	for (i = 0; i < b->n; i++) {
-		if (i && b->v[i].addr < b->v[i - 1].addr + b->v[i - 1].len)
-			return -EINVAL;
-		r = verify(&b->v[i]);
+/*
+ * Write changes [0, end) of src: the new bytes, or the old ones to undo.
+ * On error, *written_to is the end of the chunk that failed: changes
+ * [0, *written_to) may have been written, the others were not.
+ */
+static int write_pass(const struct sy_poke_src *src, size_t end, bool undo,
+		      size_t *written_to)
+{
+	struct chunker c = { 0, 0 };
+	struct sy_poke_desc d;
+	int r;
+
+	for (size_t i = 0; i < end; i++) {
+		if (!src->get(src->ctx, i, &d))
+			continue;
+		if (c.hi > c.lo && !chunk_fits(&c, d.addr, d.len)) {
+			r = chunk_flush(&c);
+			if (r) {
+				*written_to = i;
+				return r;
+			}
+		}
+		chunk_put(&c, d.addr, undo ? d.old : d.new_, d.len);
+	}
+	r = chunk_flush(&c);
+	if (r)
+		*written_to = end;
+	return r;
+}
+
+int sy_poke_apply(const struct sy_poke_src *src)
+{
+	struct sy_poke_desc d;
+	size_t i, changes = 0, written_to = 0;
+	int r;
+
+	/* Verify every change before the first write: all or nothing. */
+	for (i = 0; i < src->n; i++) {
+		if (!src->get(src->ctx, i, &d))
+			continue;
+		r = verify(&d);
 		if (r)
 			return r;
+		changes++;
 	}
-	for (i = 0; i < b->n; i = j) {
-		j = run_end(b->v, i, b->n);
-		r = write_span(b->v, i, j, false);
-		if (r)
-			goto undo;
+	if (!changes)
+		return 0;
+	r = write_pass(src, src->n, false, &written_to);
+	if (r) {
+		size_t dummy;
+
+		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s; undoing",
+		       strerror(-r));
+		if (write_pass(src, written_to, true, &dummy))
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "undo failed too: code is inconsistent");
+		sy_arch_sync_cores();
+		return r;
 	}
 	counters.patch_batches++;
-	counters.patched_sites += b->n;
+	counters.patched_sites += changes;
 	counters.sync_calls++;
-	/* A failed sync leaves correct code behind (every byte was written by
-	 * this thread); only other threads may run the old bytes a while
-	 * longer. Until [2/8], that is reported, not undone. */
+	/* A failed sync leaves correct code behind (every byte is written);
+	 * only other threads may run the old bytes a while longer. Until
+	 * [2/8] that is reported, not undone. */
 	r = sy_arch_sync_cores();
 	if (r && r != -ENOSYS)
 		sy_log(SWITCHYARD_LOG_WARN, "membarrier failed: %s",
 		       strerror(-r));
 	return 0;
-
-undo:
-	done = i;
-	sy_log(SWITCHYARD_LOG_ERROR, "writing code at %p failed: %s; undoing",
-	       (void *)b->v[i].addr, strerror(-r));
-	for (i = 0; i < done; i = j) {
-		j = run_end(b->v, i, done);
-		if (write_span(b->v, i, j, true))
-			sy_log(SWITCHYARD_LOG_ERROR,
-			       "undo at %p failed: code is inconsistent",
-			       (void *)b->v[i].addr);
-	}
-	sy_arch_sync_cores();
-	return r;
 }
 
 void sy_poke_stats(struct switchyard_stats *st)

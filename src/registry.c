@@ -32,28 +32,9 @@ static struct switchyard_stats reg;
 
 /* ---- sorting ----------------------------------------------------------- */
 
-struct sort_item {
-	uintptr_t key;		/* with the flag bits */
-	uintptr_t code;
-	uintptr_t target;
-};
-
-static inline uintptr_t item_key(const struct sort_item *it)
-{
-	return it->key & ~(uintptr_t)SY_ENTRY_FLAGS;
-}
-
 static int cmp_uintptr(const void *a, const void *b)
 {
 	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_item_code(const void *a, const void *b)
-{
-	uintptr_t x = ((const struct sort_item *)a)->code;
-	uintptr_t y = ((const struct sort_item *)b)->code;
 
 	return x < y ? -1 : x > y;
 }
@@ -124,17 +105,40 @@ static int key_map_add(struct key_map *m, uintptr_t k)
 	return 1;
 }
 
+/* Code order of two entries of a table, for qsort_r over indices. */
+static int cmp_index_code(const void *a, const void *b, void *table)
+{
+	const struct sy_jump_entry *e = table;
+	uintptr_t x = sy_entry_code(&e[*(const uint32_t *)a]);
+	uintptr_t y = sy_entry_code(&e[*(const uint32_t *)b]);
+
+	return x < y ? -1 : x > y;
+}
+
+/* Move entry src to slot dst, keeping its self-relative fields pointing
+ * where they did. */
+static void move_entry(struct sy_jump_entry *dst, const struct sy_jump_entry *src)
+{
+	uintptr_t code = sy_entry_code(src), target = sy_entry_target(src);
+
+	dst->key = src->key;
+	dst->code = (int32_t)(code - (uintptr_t)&dst->code);
+	dst->target = (int32_t)(target - (uintptr_t)&dst->target);
+}
+
 /*
- * Sort a table by (key, code). Entries are self-relative, so they are
- * decoded to absolute addresses, placed by a stable counting sort on the
- * key's rank, each key's run put in code order (runs arrive nearly sorted:
- * the assembler emits records in code order), and encoded again at their
- * new position.
+ * Sort a table by (key, code), in place. A stable counting sort on the
+ * key's rank gives a permutation (programs have few keys and many sites
+ * per key), each key's run is put in code order (runs arrive nearly sorted:
+ * the assembler emits records in code order), and the permutation is
+ * applied by following its cycles, moving each entry once. Extra memory: 4
+ * bytes per site, plus the key map: a large table is mostly page faults, so
+ * touching little memory is what makes it fast.
  */
 static int sort_table(struct sy_jump_entry *e, size_t n)
 {
-	struct sort_item *a = NULL, *b;
 	struct key_map m = { NULL, NULL, 0, 0 };
+	uint32_t *perm = NULL, *rank_dst;
 	uintptr_t *uniq = NULL;
 	size_t *start = NULL, nk = 0, i;
 	int r = -ENOMEM;
@@ -144,58 +148,76 @@ static int sort_table(struct sy_jump_entry *e, size_t n)
 			break;
 	if (i >= n)
 		return 0;	/* already sorted */
+	if (n > UINT32_MAX)
+		return -E2BIG;
 
-	a = malloc(2 * n * sizeof(*a));
-	uniq = malloc(n * sizeof(*uniq));
-	if (key_map_resize(&m, 256) || !a || !uniq)
+	perm = malloc(2 * n * sizeof(*perm));
+	if (key_map_resize(&m, 256) || !perm)
 		goto out;
-	b = a + n;
-
+	rank_dst = perm + n;
+	/* Distinct keys. Key 0 (refused sites) is stored as 1 so that 0 can
+	 * mark an empty slot; it still ranks first. */
 	for (i = 0; i < n; i++) {
-		a[i].key = e[i].key;
-		a[i].code = sy_entry_code(&e[i]);
-		a[i].target = sy_entry_target(&e[i]);
-		/* key 0 (refused sites) is stored as 1 so that 0 can mark an
-		 * empty slot; it still ranks first. */
-		uintptr_t k = item_key(&a[i]) | 1;
-		int added = key_map_add(&m, k);
+		int added = key_map_add(&m, (uintptr_t)sy_entry_key(&e[i]) | 1);
 
 		if (added < 0)
 			goto out;
-		if (added)
-			uniq[nk++] = k;
+		nk += (size_t)added;
 	}
-	qsort(uniq, nk, sizeof(*uniq), cmp_uintptr);
+	uniq = malloc(nk * sizeof(*uniq));
 	start = calloc(nk + 1, sizeof(*start));
-	if (!start)
+	if (!uniq || !start)
 		goto out;
+	for (i = 0, nk = 0; i <= m.mask; i++)
+		if (m.slot_key[i])
+			uniq[nk++] = m.slot_key[i];
+	qsort(uniq, nk, sizeof(*uniq), cmp_uintptr);
 	for (i = 0; i < nk; i++)
 		m.slot_val[key_slot(&m, uniq[i])] = (uint32_t)i;
-	for (i = 0; i < n; i++)
-		start[m.slot_val[key_slot(&m, item_key(&a[i]) | 1)] + 1]++;
+	/* rank of each entry, kept in perm until the placement pass */
+	for (i = 0; i < n; i++) {
+		perm[i] = m.slot_val[key_slot(&m, (uintptr_t)sy_entry_key(&e[i]) | 1)];
+		start[perm[i] + 1]++;
+	}
 	for (i = 0; i < nk; i++)
 		start[i + 1] += start[i];
 	for (i = 0; i < n; i++)
-		b[start[m.slot_val[key_slot(&m, item_key(&a[i]) | 1)]]++] = a[i];
-	/* start[k] is now the end of run k. */
+		rank_dst[i] = (uint32_t)start[perm[i]]++;
+	for (i = 0; i < n; i++)
+		perm[rank_dst[i]] = (uint32_t)i;
+	/* start[k] is now the end of run k; perm[slot] = source index. */
 	for (size_t k = 0, lo = 0; k < nk; lo = start[k++]) {
 		size_t hi = start[k], j;
 
-		for (j = lo + 1; j < hi && b[j - 1].code <= b[j].code; j++)
+		for (j = lo + 1; j < hi && sy_entry_code(&e[perm[j - 1]]) <=
+						   sy_entry_code(&e[perm[j]]); j++)
 			;
 		if (j < hi)
-			qsort(b + lo, hi - lo, sizeof(*b), cmp_item_code);
+			qsort_r(perm + lo, hi - lo, sizeof(*perm), cmp_index_code, e);
 	}
+	/* Apply: slot i receives entry perm[i]; a done slot has perm[i] == i. */
 	for (i = 0; i < n; i++) {
-		e[i].code = (int32_t)(b[i].code - (uintptr_t)&e[i].code);
-		e[i].target = (int32_t)(b[i].target - (uintptr_t)&e[i].target);
-		e[i].key = b[i].key;
+		struct sy_jump_entry saved;
+		size_t j = i;
+
+		if (perm[i] == i)
+			continue;
+		move_entry(&saved, &e[i]);
+		while (perm[j] != i) {
+			size_t src = perm[j];
+
+			move_entry(&e[j], &e[src]);
+			perm[j] = (uint32_t)j;
+			j = src;
+		}
+		move_entry(&e[j], &saved);
+		perm[j] = (uint32_t)j;
 	}
 	r = 0;
 out:
 	free(m.slot_key);
 	free(m.slot_val);
-	free(a);
+	free(perm);
 	free(uniq);
 	free(start);
 	return r;
@@ -220,43 +242,76 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
 /* ---- patching ----------------------------------------------------------- */
 
 /*
- * Queue the change of one site to its form for `enabled` (JMP when the
- * key's state differs from the branch bit, as in the kernel). `from_jump`
- * forces the expected current bytes to the JMP form: at registration every
- * site still holds what the assembler emitted.
+ * Describe the change of one site to its form for `enabled`: JMP when the
+ * key's state differs from the branch bit, as in the kernel. `from_jump`:
+ * the site still holds the jump the assembler emitted (registration).
+ * False when the site already has that form.
  */
-static int queue_site(struct sy_poke_batch *b, const struct sy_jump_entry *e,
-		      bool enabled, bool from_jump)
+static bool describe(const struct sy_jump_entry *e, bool enabled,
+		     bool from_jump, struct sy_poke_desc *d)
 {
-	uint8_t old[SY_ARCH_MAX_INSN], new_[SY_ARCH_MAX_INSN];
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
-	unsigned len = sy_entry_len(e);
 	bool jump = enabled != sy_entry_branch(e);
 
-	sy_arch_jump_encode(code, target, len, from_jump ? true : !jump, old);
-	sy_arch_jump_encode(code, target, len, jump, new_);
-	if (!memcmp(old, new_, len))
-		return 0;
-	return sy_poke_add(b, code, old, new_, len);
+	if (!sy_entry_key(e) || (from_jump && jump))
+		return false;
+	d->addr = code;
+	d->len = sy_entry_len(e);
+	sy_arch_jump_encode(code, target, d->len, from_jump || !jump, d->old);
+	sy_arch_jump_encode(code, target, d->len, jump, d->new_);
+	return true;
+}
+
+/* The sites of one key: its run in each table, numbered in a row. */
+struct key_runs {
+	size_t nruns, cur, cur_base;
+	struct { const struct sy_jump_entry *e; size_t n; } *run;
+	bool enabled;
+};
+
+static bool key_runs_get(void *ctx, size_t i, struct sy_poke_desc *d)
+{
+	struct key_runs *k = ctx;
+
+	if (i < k->cur_base)
+		k->cur = k->cur_base = 0;	/* a new pass */
+	while (i - k->cur_base >= k->run[k->cur].n)
+		k->cur_base += k->run[k->cur++].n;
+	return describe(&k->run[k->cur].e[i - k->cur_base], k->enabled, false, d);
+}
+
+static size_t count_tables(void)
+{
+	size_t n = 0;
+
+	for (struct sy_table *t = tables; t; t = t->next)
+		n++;
+	return n;
 }
 
 int sy_jump_label_update(struct static_key *key, bool enabled)
 {
-	struct sy_poke_batch b;
-	int r = 0;
+	struct key_runs k = { 0, 0, 0, NULL, enabled };
+	struct sy_poke_src src = { 0, key_runs_get, &k };
+	size_t nt = count_tables();
+	int r;
 
-	sy_poke_init(&b);
-	for (struct sy_table *t = tables; t && !r; t = t->next) {
-		for (size_t i = lower_bound(t, key);
-		     i < t->n && sy_entry_key(&t->start[i]) == key; i++) {
-			r = queue_site(&b, &t->start[i], enabled, false);
-			if (r)
-				break;
-		}
+	k.run = calloc(nt ? nt : 1, sizeof(*k.run));
+	if (!k.run)
+		return -ENOMEM;
+	for (struct sy_table *t = tables; t; t = t->next) {
+		size_t lo = lower_bound(t, key), hi = lo;
+
+		while (hi < t->n && sy_entry_key(&t->start[hi]) == key)
+			hi++;
+		if (hi == lo)
+			continue;
+		k.run[k.nruns].e = t->start + lo;
+		k.run[k.nruns++].n = hi - lo;
+		src.n += hi - lo;
 	}
-	if (!r)
-		r = sy_poke_commit(&b);
-	sy_poke_fini(&b);
+	r = src.n ? sy_poke_apply(&src) : 0;
+	free(k.run);
 	return r;
 }
 
@@ -324,11 +379,21 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 	}
 }
 
+/* A new table's sites: still the jumps the assembler emitted. */
+static bool register_get(void *ctx, size_t i, struct sy_poke_desc *d)
+{
+	const struct sy_jump_entry *e = (const struct sy_jump_entry *)ctx + i;
+	const struct static_key *key = sy_entry_key(e);
+
+	return key && describe(e, static_key_count((struct static_key *)key) > 0,
+			       true, d);
+}
+
 int sy__register_jump_table(struct sy_jump_entry *start,
 			    struct sy_jump_entry *stop)
 {
 	bool took = !sy_lock_held();
-	struct sy_poke_batch b;
+	struct sy_poke_src src = { 0, register_get, start };
 	struct sy_table *t;
 	uint64_t t0;
 	size_t n;
@@ -342,7 +407,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		       (void *)start, (void *)stop);
 		return -EINVAL;
 	}
-	n = (size_t)(stop - start);
+	n = src.n = (size_t)(stop - start);
 	/* A library may be loaded by a thread that holds the patch lock
 	 * (dlopen between switchyard_patch_lock/unlock): it owns the lock
 	 * already. */
@@ -357,22 +422,11 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		goto out;
 	}
 	/* Decode first: a refused site gets key 0, which the sort then moves
-	 * out of every key's run. Queue the pokes before sorting: the table
-	 * is still in the order the assembler emitted, which is code order,
-	 * so the batch needs no sorting either. */
+	 * out of every key's run. Patch before sorting: the table is still
+	 * in the order the assembler emitted, code order, which makes the
+	 * fewest write chunks. */
 	decode_sites(t, start, n);
-	sy_poke_init(&b);
-	r = sy_poke_reserve(&b, n);
-	for (size_t i = 0; i < n && !r; i++) {
-		struct static_key *key = sy_entry_key(&start[i]);
-
-		if (key)
-			r = queue_site(&b, &start[i], static_key_count(key) > 0,
-				       true);
-	}
-	if (!r)
-		r = sy_poke_commit(&b);
-	sy_poke_fini(&b);
+	r = sy_poke_apply(&src);
 	if (r)
 		sy_log(SWITCHYARD_LOG_ERROR,
 		       "could not bring the %zu sites at %p to their keys' "
