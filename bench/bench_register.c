@@ -7,9 +7,15 @@
  * SWITCHYARD_NO_PATCHING (100,000 flag checks, sites100k_flag.so). Reports
  * the library's own registration time (switchyard_stats.register_ns) per
  * dlopen, and the dlopen+first-call wall time of A and B, each as a median
- * with a 95% CI, with the Mann-Whitney verdict of A vs B.
+ * with a 95% CI, with the Mann-Whitney verdict of A vs B. Then the cold
+ * case: a fresh process per sample (re-executing itself with --once), as a
+ * program pays it at start-up, when nothing is in the caches and the
+ * library's scratch memory is not yet faulted in.
  */
 #include <dlfcn.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 
 #include <switchyard.h>
@@ -45,8 +51,46 @@ static double open_close(const char *path, double *reg_ns, uint64_t *sites,
 	return t1 - t0;
 }
 
+/* One dlopen in this (fresh) process: print the registration time. */
+static int once(const char *path)
+{
+	double reg;
+
+	open_close(path, &reg, NULL, NULL);
+	printf("%.0f\n", reg);
+	return 0;
+}
+
+static double cold_sample(const char *self, const char *path)
+{
+	char *args[] = { (char *)self, (char *)"--once", (char *)path, NULL };
+	int fd[2], st;
+	pid_t pid;
+	char buf[64] = { 0 };
+	posix_spawn_file_actions_t fa;
+	extern char **environ;
+
+	if (pipe(fd))
+		exit(1);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	if (posix_spawn(&pid, self, &fa, NULL, args, environ))
+		exit(1);
+	close(fd[1]);
+	if (read(fd[0], buf, sizeof(buf) - 1) <= 0)
+		exit(1);
+	close(fd[0]);
+	waitpid(pid, &st, 0);
+	posix_spawn_file_actions_destroy(&fa);
+	return atof(buf);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--once"))
+		return once(argv[2]);
+
 	const char *a = argc > 2 ? argv[1] : "./sites100k.so";
 	const char *b = argc > 2 ? argv[2] : "./sites100k_flag.so";
 	double ta[ROUNDS], tb[ROUNDS], reg[ROUNDS];
@@ -75,5 +119,10 @@ int main(int argc, char **argv)
 	       "= %.1f ns per site\n", bench_verdict(z), z,
 	       (sa.median - sb.median) / 1e6,
 	       sites ? (sa.median - sb.median) / (double)sites : 0);
+	double cold[ROUNDS];
+	for (int i = 0; i < ROUNDS; i++)
+		cold[i] = cold_sample("/proc/self/exe", a);
+	bench_print("registration in a fresh process (cold)",
+		    bench_summarize(cold, ROUNDS), 1e6, "ms");
 	return 0;
 }

@@ -23,6 +23,7 @@
 struct sy_table {
 	struct sy_table *next;
 	struct sy_jump_entry *start;
+	uint32_t *index;	/* entries in (key, code) order; NULL: identity */
 	size_t n;
 	size_t n_short, n_long, n_refused;
 };
@@ -108,34 +109,24 @@ static int key_map_add(struct key_map *m, uintptr_t k)
 /* Code order of two entries of a table, for qsort_r over indices. */
 static int cmp_index_code(const void *a, const void *b, void *table)
 {
-	const struct sy_jump_entry *e = table;
+	const struct sy_jump_entry *e = (const struct sy_jump_entry *)table;
 	uintptr_t x = sy_entry_code(&e[*(const uint32_t *)a]);
 	uintptr_t y = sy_entry_code(&e[*(const uint32_t *)b]);
 
 	return x < y ? -1 : x > y;
 }
 
-/* Move entry src to slot dst, keeping its self-relative fields pointing
- * where they did. */
-static void move_entry(struct sy_jump_entry *dst, const struct sy_jump_entry *src)
-{
-	uintptr_t code = sy_entry_code(src), target = sy_entry_target(src);
-
-	dst->key = src->key;
-	dst->code = (int32_t)(code - (uintptr_t)&dst->code);
-	dst->target = (int32_t)(target - (uintptr_t)&dst->target);
-}
-
 /*
- * Sort a table by (key, code), in place. A stable counting sort on the
- * key's rank gives a permutation (programs have few keys and many sites
- * per key), each key's run is put in code order (runs arrive nearly sorted:
- * the assembler emits records in code order), and the permutation is
- * applied by following its cycles, moving each entry once. Extra memory: 4
- * bytes per site, plus the key map: a large table is mostly page faults, so
- * touching little memory is what makes it fast.
+ * Index a table by (key, code): *out receives the entries' positions in
+ * that order, or NULL when the table already is in that order. A stable
+ * counting sort on the key's rank (programs have few keys and many sites
+ * per key), then each key's run put in code order (runs arrive nearly
+ * sorted: the assembler emits records in code order). The table itself is
+ * not moved: it stays as the file has it, and moving 16-byte entries at
+ * random costs more than the 4-byte index. Large tables are mostly page
+ * faults, so touching little memory is what makes this fast.
  */
-static int sort_table(struct sy_jump_entry *e, size_t n)
+static int build_index(const struct sy_jump_entry *e, size_t n, uint32_t **out)
 {
 	struct key_map m = { NULL, NULL, 0, 0 };
 	uint32_t *perm = NULL, *rank_dst;
@@ -143,6 +134,7 @@ static int sort_table(struct sy_jump_entry *e, size_t n)
 	size_t *start = NULL, nk = 0, i;
 	int r = -ENOMEM;
 
+	*out = NULL;
 	for (i = 1; i < n; i++)
 		if (entry_less(&e[i], &e[i - 1]))
 			break;
@@ -193,26 +185,11 @@ static int sort_table(struct sy_jump_entry *e, size_t n)
 						   sy_entry_code(&e[perm[j]]); j++)
 			;
 		if (j < hi)
-			qsort_r(perm + lo, hi - lo, sizeof(*perm), cmp_index_code, e);
+			qsort_r(perm + lo, hi - lo, sizeof(*perm), cmp_index_code,
+				(void *)e);
 	}
-	/* Apply: slot i receives entry perm[i]; a done slot has perm[i] == i. */
-	for (i = 0; i < n; i++) {
-		struct sy_jump_entry saved;
-		size_t j = i;
-
-		if (perm[i] == i)
-			continue;
-		move_entry(&saved, &e[i]);
-		while (perm[j] != i) {
-			size_t src = perm[j];
-
-			move_entry(&e[j], &e[src]);
-			perm[j] = (uint32_t)j;
-			j = src;
-		}
-		move_entry(&e[j], &saved);
-		perm[j] = (uint32_t)j;
-	}
+	*out = perm;	/* the first n of the 2n allocated */
+	perm = NULL;
 	r = 0;
 out:
 	free(m.slot_key);
@@ -223,7 +200,13 @@ out:
 	return r;
 }
 
-/* First entry of `key` in t, or t->n. */
+/* The i-th entry of t in (key, code) order. */
+static const struct sy_jump_entry *nth(const struct sy_table *t, size_t i)
+{
+	return &t->start[t->index ? t->index[i] : i];
+}
+
+/* Position in (key, code) order of the first entry of `key`, or t->n. */
 static size_t lower_bound(const struct sy_table *t, const struct static_key *key)
 {
 	size_t lo = 0, hi = t->n;
@@ -231,7 +214,7 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if ((uintptr_t)sy_entry_key(&t->start[mid]) < (uintptr_t)key)
+		if ((uintptr_t)sy_entry_key(nth(t, mid)) < (uintptr_t)key)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -265,7 +248,7 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 /* The sites of one key: its run in each table, numbered in a row. */
 struct key_runs {
 	size_t nruns, cur, cur_base;
-	struct { const struct sy_jump_entry *e; size_t n; } *run;
+	struct { const struct sy_table *t; size_t lo, n; } *run;
 	bool enabled;
 };
 
@@ -277,7 +260,8 @@ static bool key_runs_get(void *ctx, size_t i, struct sy_poke_desc *d)
 		k->cur = k->cur_base = 0;	/* a new pass */
 	while (i - k->cur_base >= k->run[k->cur].n)
 		k->cur_base += k->run[k->cur++].n;
-	return describe(&k->run[k->cur].e[i - k->cur_base], k->enabled, false, d);
+	return describe(nth(k->run[k->cur].t, k->run[k->cur].lo + i - k->cur_base),
+			k->enabled, false, d);
 }
 
 static size_t count_tables(void)
@@ -302,11 +286,12 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 	for (struct sy_table *t = tables; t; t = t->next) {
 		size_t lo = lower_bound(t, key), hi = lo;
 
-		while (hi < t->n && sy_entry_key(&t->start[hi]) == key)
+		while (hi < t->n && sy_entry_key(nth(t, hi)) == key)
 			hi++;
 		if (hi == lo)
 			continue;
-		k.run[k.nruns].e = t->start + lo;
+		k.run[k.nruns].t = t;
+		k.run[k.nruns].lo = lo;
 		k.run[k.nruns++].n = hi - lo;
 		src.n += hi - lo;
 	}
@@ -432,9 +417,9 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		       "could not bring the %zu sites at %p to their keys' "
 		       "state: %s; their branches follow the emitted jumps",
 		       n, (void *)start, strerror(-r));
-	if (sort_table(start, n)) {
-		/* Unsorted, binary search would miss sites: keep nothing. */
-		sy_log(SWITCHYARD_LOG_ERROR, "out of memory sorting %zu sites",
+	if (build_index(start, n, &t->index)) {
+		/* Without the index, binary search would miss sites. */
+		sy_log(SWITCHYARD_LOG_ERROR, "out of memory indexing %zu sites",
 		       n);
 		free(t);
 		r = -ENOMEM;
@@ -465,6 +450,7 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 		if (t->start == start) {
 			*pp = t->next;
 			account(t, -1);
+			free(t->index);
 			free(t);
 			break;
 		}
