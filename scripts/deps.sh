@@ -1,0 +1,26 @@
+#!/bin/sh
+# deps.sh - install the Debian packages switchyard's build, tests and
+# benchmarks need, only those missing. Uses sudo when not root.
+#   gcc g++ make cmake ninja-build pkg-config   build
+#   valgrind                                     fast-path test, benchmarks
+#   clang                                        the gcc+clang build matrix
+set -eu
+need=""
+have() { command -v "$1" >/dev/null 2>&1; }
+have gcc || need="$need gcc"
+have g++ || need="$need g++"
+have make || need="$need make"
+have cmake || need="$need cmake"
+have ninja || need="$need ninja-build"
+have pkg-config || need="$need pkg-config"
+have valgrind || need="$need valgrind"
+have clang || have clang-14 || need="$need clang"
+[ -z "$need" ] && exit 0
+echo "installing:$need"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends $need >/dev/null 2>&1 || {
+	$sudo apt-get update >/dev/null
+	$sudo apt-get install -y --no-install-recommends $need >/dev/null
+}
