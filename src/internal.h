@@ -61,15 +61,12 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *   sy_arch_jump_encode  encode: the bytes of the JMP or NOP form
  *   sy_arch_sync_cores   sync: every thread of the process serialises
  *                        before the call returns
+ *   SY_ARCH_MAX_INSN     the longest change the engine must carry
  * The generic poke engine (poke.c) does the patching in between.
  */
-#define SY_ARCH_MAX_INSN 16
+#include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
-SY_HIDDEN int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
-				  unsigned *len);
-SY_HIDDEN void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
-				   unsigned len, bool jump, uint8_t *out);
-SY_HIDDEN int sy_arch_sync_cores(void);
+SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
 
 /* ---- logging (log.c) ---------------------------------------------------- */
 SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)

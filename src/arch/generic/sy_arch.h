@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch/generic/sy_arch.h - architectures without jump label support: the
+ * header compiles every static_branch_*() to load + test + branch, so no
+ * site is ever registered and these are never reached with one.
+ */
+#ifndef SY_ARCH_GENERIC_H
+#define SY_ARCH_GENERIC_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SY_ARCH_MAX_INSN 16
+
+static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
+				      unsigned *len)
+{
+	(void)code;
+	(void)target;
+	*len = 0;
+	return -ENOSYS;
+}
+
+static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
+				       unsigned len, bool jump, uint8_t *out)
+{
+	(void)code;
+	(void)target;
+	(void)len;
+	(void)jump;
+	(void)out;
+}
+
+#endif /* SY_ARCH_GENERIC_H */
