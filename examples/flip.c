@@ -26,16 +26,17 @@ extern struct entry __stop_sy_jump_entries[] __attribute__((visibility("hidden")
 
 static void show(const char *when)
 {
-	int len = site_addr[0] == 0x66 || site_addr[0] == 0xeb ? 2 : 5;
+	int len = site_addr[0] == 0xa8 || site_addr[0] == 0xeb ? 2 : 5;
 
 	printf("%-9s key %-8s site %p:", when,
 	       static_key_enabled(&tracing) ? "enabled" : "disabled",
 	       (const void *)site_addr);
 	for (int i = 0; i < len; i++)
 		printf(" %02x", site_addr[i]);
-	printf("   (%s)\n", site_addr[0] == 0xeb ? "jmp rel8" :
-			    site_addr[0] == 0xe9 ? "jmp rel32" :
-			    len == 2 ? "2-byte nop" : "5-byte nop");
+	printf("   (%s)\n", site_addr[0] == 0xeb ? "jmp rel8: take the branch" :
+			    site_addr[0] == 0xe9 ? "jmp rel32: take the branch" :
+			    site_addr[0] == 0xa8 ? "test al,imm8: fall through" :
+			    "test eax,imm32: fall through");
 }
 
 int main(void)

@@ -84,25 +84,22 @@ static inline const unsigned char *sy_test_target(const struct sy_test_entry *e)
 	return (const unsigned char *)&e->target + e->target;
 }
 
-/* 1 if the site jumps, 0 if it is a NOP; -1 if it holds anything else. */
+/*
+ * 1 if the site jumps to its target (JMP8 eb rel8, JMP32 e9 rel32), 0 if it
+ * falls through (TEST8 a8 rel8, TEST32 a9 rel32, the same rel), -1 if it
+ * holds anything else.
+ */
 static inline int sy_test_site_jumps(const struct sy_test_entry *e)
 {
 	const unsigned char *p = sy_test_code(e);
-	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	int rel;
 
-	if (p[0] == 0x66 && p[1] == 0x90)
-		return 0;
-	if (!memcmp(p, nop5, 5))
-		return 0;
-	if (p[0] == 0xeb && p + 2 + (signed char)p[1] == sy_test_target(e))
-		return 1;
-	if (p[0] == 0xe9) {
-		int rel;
-
-		memcpy(&rel, p + 1, 4);
-		if (p + 5 + rel == sy_test_target(e))
-			return 1;
-	}
+	if ((p[0] == 0xeb || p[0] == 0xa8) &&
+	    p + 2 + (signed char)p[1] == sy_test_target(e))
+		return p[0] == 0xeb;
+	memcpy(&rel, p + 1, 4);
+	if ((p[0] == 0xe9 || p[0] == 0xa9) && p + 5 + rel == sy_test_target(e))
+		return p[0] == 0xe9;
 	return -1;
 }
 

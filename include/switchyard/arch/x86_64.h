@@ -9,10 +9,14 @@
  * -128..+127 bytes in the same section, JMP32 (e9 rel32, 5 bytes) otherwise
  * (farther away, or moved to .text.unlikely by hot/cold splitting). Before any
  * code of the object runs, its constructor turns every site whose key state
- * asks for the straight-line path into a NOP of the same length (NOP2 66 90,
- * NOP5 0f 1f 44 00 00). This is how we get optimal no-op sizes, which the
- * seed's kernel did not have: the assembler knows the distance, we do not
- * have to guess it.
+ * asks for the straight-line path into the no-op of the same length that
+ * differs from the jump in its first byte only: TEST8 (a8 rel8, test al) or
+ * TEST32 (a9 rel32, test eax). They write nothing but the flags, which the
+ * asm declares clobbered; being one byte away from the jump is what lets
+ * the library flip a site while other threads execute it (see
+ * src/arch/x86_64/sy_arch.h). This is how we get optimal no-op sizes, which
+ * the seed's kernel did not have: the assembler knows the distance, we do
+ * not have to guess it.
  *
  * Each site adds one 16-byte record to the section "sy_jump_entries":
  *
@@ -68,7 +72,7 @@
 			     ".quad " SY__KEY_PRINT " + %c1\n\t"                \
 			     ".popsection"                                      \
 			     : : SY__KEY_OPERAND(keyp), "i"(branch)             \
-			     : : sy__l_yes);                                    \
+			     : "cc" : sy__l_yes);                               \
 		sy__ret = 0;                                                   \
 		goto sy__l_out;                                                \
 	sy__l_yes:                                                             \
