@@ -105,9 +105,8 @@ static int start_worker(void)
 	return 0;
 }
 
-int __static_key_slow_dec_deferred(struct static_key *key,
-				   struct sy_delayed_work *work,
-				   unsigned long timeout)
+static int dec_deferred(struct static_key *key, struct sy_delayed_work *work,
+			unsigned long timeout)
 {
 	int v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
 	int r = 0;
@@ -141,11 +140,17 @@ int __static_key_slow_dec_deferred(struct static_key *key,
 	return 0;
 }
 
-int __static_key_deferred_flush(void *key, struct sy_delayed_work *work)
+int __static_key_slow_dec_deferred(struct static_key *key,
+				   struct sy_delayed_work *work,
+				   unsigned long timeout)
+{
+	return SY_GUARDED(dec_deferred(key, work, timeout));
+}
+
+static int flush(struct sy_delayed_work *work)
 {
 	struct static_key *k = NULL;
 
-	(void)key;
 	pthread_mutex_lock(&dq_lock);
 	if (work->sy_pending) {
 		k = work->sy_key;
@@ -155,6 +160,12 @@ int __static_key_deferred_flush(void *key, struct sy_delayed_work *work)
 		pthread_cond_wait(&dq_done, &dq_lock);
 	pthread_mutex_unlock(&dq_lock);
 	return k ? sy_key_dec(k) : 0;
+}
+
+int __static_key_deferred_flush(void *key, struct sy_delayed_work *work)
+{
+	(void)key;
+	return SY_GUARDED(flush(work));
 }
 
 void jump_label_rate_limit(struct static_key_deferred *key, unsigned long rl)

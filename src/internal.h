@@ -82,7 +82,19 @@ SY_HIDDEN void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n);
 #define SY_KEY_WARNED_LOCK 0x400u	/* _cpuslocked without the lock */
 #define SY_KEY_WARNED_OVERFLOW 0x800u	/* count at INT_MAX */
 
-/* ---- the patch lock (lock.c) -------------------------------------------- */
+/* ---- the patch lock and the re-entry guard (lock.c) ---------------------- */
+SY_HIDDEN int sy_enter(void);	/* 0, or -EDEADLK when re-entered */
+SY_HIDDEN void sy_leave(void);
+/* Evaluate an int expression inside sy_enter()/sy_leave(). */
+#define SY_GUARDED(expr)                                                      \
+	({                                                                    \
+		int sy_r_ = sy_enter();                                       \
+		if (!sy_r_) {                                                 \
+			sy_r_ = (expr);                                       \
+			sy_leave();                                           \
+		}                                                             \
+		sy_r_;                                                        \
+	})
 SY_HIDDEN void sy_lock(void);
 SY_HIDDEN void sy_unlock(void);
 SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */

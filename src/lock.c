@@ -44,7 +44,36 @@ bool sy_lock_held(void)
 	return __atomic_load_n(&patch_owner, __ATOMIC_RELAXED) == self_id();
 }
 
-int switchyard_patch_lock(void)
+/*
+ * Re-entry guard. Every API call that takes a lock or changes state runs
+ * between sy_enter() and sy_leave(). A call that finds the calling thread
+ * already inside one can only come from a signal handler that interrupted
+ * it (or from the log callback): going on could deadlock on the patch,
+ * log or deferred lock it holds, or act on a half-made change, so it is
+ * refused with -EDEADLK, silently (logging takes a lock too). Thread-local
+ * and lock-free, hence async-signal-safe.
+ */
+static __thread int depth;
+
+int sy_enter(void)
+{
+	if (depth)
+		return -EDEADLK;
+	depth = 1;
+	/* Compiler barrier: the handler that interrupts us must see depth
+	 * set before we touch any lock. A signal is delivered to this very
+	 * thread, so no hardware ordering is involved. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void sy_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	depth = 0;
+}
+
+static int patch_lock(void)
 {
 	if (sy_lock_held())
 		return -EDEADLK;
@@ -52,12 +81,22 @@ int switchyard_patch_lock(void)
 	return 0;
 }
 
-int switchyard_patch_unlock(void)
+static int patch_unlock(void)
 {
 	if (!sy_lock_held())
 		return -EPERM;
 	sy_unlock();
 	return 0;
+}
+
+int switchyard_patch_lock(void)
+{
+	return SY_GUARDED(patch_lock());
+}
+
+int switchyard_patch_unlock(void)
+{
+	return SY_GUARDED(patch_unlock());
 }
 
 /*

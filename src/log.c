@@ -16,10 +16,13 @@ static void *log_arg;
 
 void switchyard_set_log(switchyard_log_fn fn, void *arg)
 {
+	if (sy_enter())
+		return;	/* from a signal handler inside a switchyard call */
 	pthread_mutex_lock(&log_mutex);
 	log_fn = fn;
 	log_arg = arg;
 	pthread_mutex_unlock(&log_mutex);
+	sy_leave();
 }
 
 static void sy_vlog(enum switchyard_log_level level, const char *fmt,

@@ -3,6 +3,14 @@
  * poke.c - the poke engine: verify, write and synchronise a batch of code
  * changes.
  *
+ * Live safety rests on two rules:
+ *  - every change the registry asks for alters one byte per site (the
+ *    opcode: see src/arch/x86_64/sy_arch.h), so a thread executing the site
+ *    while it is written runs the old or the new instruction;
+ *  - after the last write, one core-serialising call (sync_cores()) makes
+ *    every thread of the process drop any stale copy before the batch
+ *    returns, so every later pass takes the new path.
+ *
  * Write paths, in order of preference:
  *  1. pwrite(2) to /proc/self/mem. The kernel writes through its own
  *     mapping of the page (FOLL_FORCE): the text mapping never becomes
@@ -10,17 +18,23 @@
  *     page becomes an anonymous copy-on-write page inside it), so profilers
  *     still symbolise it. Hardened kernels may refuse it
  *     (proc_mem.force_override=never).
- *  2. mprotect(2) the pages read-write-execute, store, and restore the
- *     pages' original protection, read from /proc/self/maps. RWX, not RW:
- *     the page may hold the code that is running this very function (static
- *     link).
- * SWITCHYARD_PATCH_METHOD=procmem|mprotect in the environment forces one.
+ *  2. Unless the policy is SWITCHYARD_POLICY_STRICT: mprotect(2) the pages
+ *     read-write-execute, store, and restore the pages' original
+ *     protection, read from /proc/self/maps. RWX, not RW: other threads
+ *     (and, in a static link, this very function) execute those pages
+ *     meanwhile, and a page without X would fault under them.
+ * SWITCHYARD_PATCH_METHOD=procmem|mprotect in the environment forces one
+ * (for tests).
+ *
+ * Nothing on the change path allocates memory or uses stdio, so a change
+ * requested from a signal handler cannot deadlock on a lock held by the
+ * code it interrupted (the re-entry into switchyard itself is refused by
+ * sy_enter()).
  *
  * All state here is protected by the patch lock.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +45,8 @@
 enum poke_method { METHOD_AUTO, METHOD_PROCMEM, METHOD_MPROTECT };
 
 static int method = -1;
+static enum switchyard_policy policy = SWITCHYARD_POLICY_DEFAULT;
+static int strict_reported;
 static int mem_fd = -1;
 static pid_t mem_fd_pid;
 static struct switchyard_stats counters;
@@ -118,30 +134,79 @@ static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len)
 	return n < 0 ? -errno : -EIO;
 }
 
-/* Protection of the mapping holding addr, from /proc/self/maps. */
-static int prot_of(uintptr_t addr, int *prot)
+/* Parse a hex number at *p, advancing it. */
+static unsigned long parse_hex(const char **p)
 {
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int r = -ENOENT;
+	unsigned long v = 0;
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char perms[5];
+	for (;; (*p)++) {
+		char c = **p;
 
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3)
-			continue;
-		if (addr < lo || addr >= hi)
-			continue;
-		*prot = (perms[0] == 'r' ? PROT_READ : 0) |
-			(perms[1] == 'w' ? PROT_WRITE : 0) |
-			(perms[2] == 'x' ? PROT_EXEC : 0);
-		r = 0;
-		break;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned long)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else
+			return v;
 	}
-	fclose(f);
+}
+
+/*
+ * Protections of the mappings holding lo and hi - 1, from /proc/self/maps,
+ * read with open/read (no stdio: see the top of this file). -EINVAL when
+ * they differ or a gap lies between (the restore would be wrong).
+ */
+static int prot_of(uintptr_t lo, uintptr_t hi, int *prot)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int found = -1, r = -ENOENT;
+	uintptr_t covered = lo;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			const char *p = buf;
+			unsigned long a = parse_hex(&p), b;
+			int pr;
+
+			p++;	/* '-' */
+			b = parse_hex(&p);
+			p++;	/* ' ' */
+			pr = (p[0] == 'r' ? PROT_READ : 0) |
+			     (p[1] == 'w' ? PROT_WRITE : 0) |
+			     (p[2] == 'x' ? PROT_EXEC : 0);
+			if (covered < hi && a <= covered && covered < b) {
+				if (found >= 0 && pr != found) {
+					r = -EINVAL;
+					goto out;
+				}
+				found = pr;
+				covered = b;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have + 1);
+		}
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* an absurdly long line: skip it */
+	}
+	if (found >= 0 && covered >= hi) {
+		*prot = found;
+		r = 0;
+	} else if (found >= 0) {
+		r = -EINVAL;
+	}
+out:
+	close(fd);
 	return r;
 }
 
@@ -151,18 +216,15 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 {
 	uintptr_t ps = page_size();
 	uintptr_t lo = addr & ~(ps - 1), hi = (addr + len + ps - 1) & ~(ps - 1);
-	int prot, prot2, r;
+	int prot, r;
 
-	/* A chunk lies within one object's text; check that both ends share
-	 * one protection, which the restore below assumes. */
-	r = prot_of(addr, &prot);
-	if (!r)
-		r = prot_of(addr + len - 1, &prot2);
-	if (!r && prot2 != prot)
-		r = -EINVAL;
+	/* A chunk lies within one object's text; the restore below assumes
+	 * one protection over the whole window. */
+	r = prot_of(lo, hi, &prot);
 	if (r)
 		return r;
 	counters.write_calls++;
+	counters.rwx_windows++;
 	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -errno;
 	memcpy((void *)addr, buf, len);
@@ -188,7 +250,40 @@ static int write_code(uintptr_t addr, const uint8_t *buf, size_t len)
 		if (!r || m == METHOD_PROCMEM)
 			return r;
 	}
+	if (policy == SWITCHYARD_POLICY_STRICT) {
+		/* The only path left would map the code writable and
+		 * executable at once, which the application forbade. */
+		if (!strict_reported) {
+			strict_reported = 1;
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "/proc/self/mem refused the write (%s) and the "
+			       "strict policy forbids a writable+executable "
+			       "window", strerror(-r));
+		}
+		return r;
+	}
 	return write_mprotect(addr, buf, len);
+}
+
+int switchyard_set_policy(enum switchyard_policy p)
+{
+	int r = sy_enter();
+
+	if (r)
+		return r;
+	if (p != SWITCHYARD_POLICY_DEFAULT && p != SWITCHYARD_POLICY_STRICT) {
+		sy_leave();
+		return -EINVAL;
+	}
+	bool took = !sy_lock_held();
+	if (took)
+		sy_lock();
+	policy = p;
+	strict_reported = 0;
+	if (took)
+		sy_unlock();
+	sy_leave();
+	return 0;
 }
 
 /*
@@ -262,6 +357,66 @@ static int write_pass(const struct sy_poke_src *src, size_t end, bool undo,
 	return r;
 }
 
+/*
+ * Make every thread of the process serialise before we return (Intel SDM
+ * vol. 3 8.1.3: a processor may execute stale bytes of modified code until
+ * it executes a serialising instruction). One system call per batch,
+ * whatever its size.
+ *  1. membarrier(PRIVATE_EXPEDITED_SYNC_CORE) (src/arch/<arch>/sync.c).
+ *  2. If the kernel lacks or denies it: change the protection of a page of
+ *     our own that is present in memory. The kernel must flush the TLB of
+ *     every CPU that runs a thread of the process, by interrupt, and the
+ *     return from an interrupt (IRET) is serialising; a thread that is not
+ *     running serialises when it is switched back in. This is the same
+ *     trick as liburcu's and the .NET runtime's FlushProcessWriteBuffers.
+ *  3. If that fails too: the bytes are written and each site is in the
+ *     old or the new form, so the program stays correct, but another core
+ *     may take the old path for a short while after we return; reported
+ *     once.
+ */
+static void *ipi_page;
+
+static int sync_by_tlb_flush(void)
+{
+	uintptr_t ps = page_size();
+
+	if (!ipi_page) {
+		void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return -errno;
+		ipi_page = p;
+	}
+	/* Write first: only a present page has TLB entries to shoot down. */
+	__atomic_store_n((volatile char *)ipi_page, 1, __ATOMIC_RELAXED);
+	if (mprotect(ipi_page, ps, PROT_READ))
+		return -errno;
+	if (mprotect(ipi_page, ps, PROT_READ | PROT_WRITE))
+		return -errno;
+	return 0;
+}
+
+static void sync_cores(void)
+{
+	static int reported;
+	int r;
+
+	counters.sync_calls++;
+	r = sy_arch_sync_cores();
+	if (!r)
+		return;
+	counters.sync_fallbacks++;
+	r = sync_by_tlb_flush();
+	if (!r || reported)
+		return;
+	reported = 1;
+	sy_log(SWITCHYARD_LOG_WARN,
+	       "neither membarrier nor a TLB flush could synchronise the "
+	       "cores (%s): other threads may run the old code for a moment "
+	       "after a change returns", strerror(-r));
+}
+
 int sy_poke_apply(const struct sy_poke_src *src)
 {
 	struct sy_poke_desc d;
@@ -288,19 +443,12 @@ int sy_poke_apply(const struct sy_poke_src *src)
 		if (write_pass(src, written_to, true, &dummy))
 			sy_log(SWITCHYARD_LOG_ERROR,
 			       "undo failed too: code is inconsistent");
-		sy_arch_sync_cores();
+		sync_cores();
 		return r;
 	}
 	counters.patch_batches++;
 	counters.patched_sites += changes;
-	counters.sync_calls++;
-	/* A failed sync leaves correct code behind (every byte is written);
-	 * only other threads may run the old bytes a while longer. Until
-	 * [2/8] that is reported, not undone. */
-	r = sy_arch_sync_cores();
-	if (r && r != -ENOSYS)
-		sy_log(SWITCHYARD_LOG_WARN, "membarrier failed: %s",
-		       strerror(-r));
+	sync_cores();
 	return 0;
 }
 
@@ -309,5 +457,7 @@ void sy_poke_stats(struct switchyard_stats *st)
 	st->patch_batches = counters.patch_batches;
 	st->patched_sites = counters.patched_sites;
 	st->sync_calls = counters.sync_calls;
+	st->sync_fallbacks = counters.sync_fallbacks;
 	st->write_calls = counters.write_calls;
+	st->rwx_windows = counters.rwx_windows;
 }

@@ -246,11 +246,23 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 }
 
 /* The sites of one key: its run in each table, numbered in a row. */
+struct key_run {
+	const struct sy_table *t;
+	size_t lo, n;
+};
+
 struct key_runs {
 	size_t nruns, cur, cur_base;
-	struct { const struct sy_table *t; size_t lo, n; } *run;
+	struct key_run *run;
 	bool enabled;
 };
+
+/*
+ * Room for one run per table, grown at registration, so that a state change
+ * allocates nothing (it may run in a signal handler: see poke.c).
+ */
+static struct key_run *run_buf;
+static size_t run_cap, ntables;
 
 static bool key_runs_get(void *ctx, size_t i, struct sy_poke_desc *d)
 {
@@ -264,25 +276,11 @@ static bool key_runs_get(void *ctx, size_t i, struct sy_poke_desc *d)
 			k->enabled, false, d);
 }
 
-static size_t count_tables(void)
-{
-	size_t n = 0;
-
-	for (struct sy_table *t = tables; t; t = t->next)
-		n++;
-	return n;
-}
-
 int sy_jump_label_update(struct static_key *key, bool enabled)
 {
-	struct key_runs k = { 0, 0, 0, NULL, enabled };
+	struct key_runs k = { 0, 0, 0, run_buf, enabled };
 	struct sy_poke_src src = { 0, key_runs_get, &k };
-	size_t nt = count_tables();
-	int r;
 
-	k.run = calloc(nt ? nt : 1, sizeof(*k.run));
-	if (!k.run)
-		return -ENOMEM;
 	for (struct sy_table *t = tables; t; t = t->next) {
 		size_t lo = lower_bound(t, key), hi = lo;
 
@@ -295,9 +293,7 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 		k.run[k.nruns++].n = hi - lo;
 		src.n += hi - lo;
 	}
-	r = src.n ? sy_poke_apply(&src) : 0;
-	free(k.run);
-	return r;
+	return src.n ? sy_poke_apply(&src) : 0;
 }
 
 /* ---- registration ------------------------------------------------------- */
@@ -312,6 +308,7 @@ static uint64_t now_ns(void)
 
 static void account(const struct sy_table *t, int sign)
 {
+	ntables += (size_t)sign;
 	reg.objects += (uint64_t)sign;
 	reg.sites += (uint64_t)sign * t->n;
 	reg.sites_short += (uint64_t)sign * t->n_short;
@@ -401,6 +398,17 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	t0 = now_ns();
 	if (find_table(start))
 		goto out;	/* the same object's glue, twice (LTO) */
+	if (ntables + 1 > run_cap) {
+		size_t cap = 2 * (ntables + 1);
+		struct key_run *rb = realloc(run_buf, cap * sizeof(*rb));
+
+		if (!rb) {
+			r = -ENOMEM;
+			goto out;
+		}
+		run_buf = rb;
+		run_cap = cap;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		r = -ENOMEM;
@@ -460,7 +468,7 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 	return 0;
 }
 
-int switchyard_get_stats(struct switchyard_stats *st)
+static int get_stats(struct switchyard_stats *st)
 {
 	bool took = !sy_lock_held();
 
@@ -473,4 +481,9 @@ int switchyard_get_stats(struct switchyard_stats *st)
 	if (took)
 		sy_unlock();
 	return 0;
+}
+
+int switchyard_get_stats(struct switchyard_stats *st)
+{
+	return SY_GUARDED(get_stats(st));
 }

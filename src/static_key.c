@@ -158,13 +158,18 @@ static int with_lock(int (*fn)(struct static_key *), struct static_key *key)
 	return r;
 }
 
-int static_key_slow_inc(struct static_key *key)
+static int slow_inc(struct static_key *key)
 {
 	int r;
 
 	if (inc_not_disabled(key, &r))
 		return r;
 	return with_lock(inc_locked, key);
+}
+
+int static_key_slow_inc(struct static_key *key)
+{
+	return SY_GUARDED(slow_inc(key));
 }
 
 int sy_key_dec(struct static_key *key)
@@ -176,7 +181,7 @@ int sy_key_dec(struct static_key *key)
 
 int static_key_slow_dec(struct static_key *key)
 {
-	return sy_key_dec(key);
+	return SY_GUARDED(sy_key_dec(key));
 }
 
 static int busy(struct static_key *key, const char *what)
@@ -220,24 +225,34 @@ static int not_locked(struct static_key *key, const char *fn)
 
 int static_key_enable(struct static_key *key)
 {
-	return with_lock(enable_locked, key);
+	return SY_GUARDED(with_lock(enable_locked, key));
 }
 
 int static_key_disable(struct static_key *key)
 {
-	return with_lock(disable_locked, key);
+	return SY_GUARDED(with_lock(disable_locked, key));
 }
 
-int static_key_enable_cpuslocked(struct static_key *key)
+static int enable_cpuslocked(struct static_key *key)
 {
 	if (!sy_lock_held())
 		return not_locked(key, "static_key_enable_cpuslocked");
 	return enable_locked(key);
 }
 
-int static_key_disable_cpuslocked(struct static_key *key)
+static int disable_cpuslocked(struct static_key *key)
 {
 	if (!sy_lock_held())
 		return not_locked(key, "static_key_disable_cpuslocked");
 	return disable_locked(key);
+}
+
+int static_key_enable_cpuslocked(struct static_key *key)
+{
+	return SY_GUARDED(enable_cpuslocked(key));
+}
+
+int static_key_disable_cpuslocked(struct static_key *key)
+{
+	return SY_GUARDED(disable_cpuslocked(key));
 }

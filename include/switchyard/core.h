@@ -68,6 +68,26 @@ typedef void (*switchyard_log_fn)(enum switchyard_log_level level,
  */
 SWITCHYARD_API void switchyard_set_log(switchyard_log_fn fn, void *arg);
 
+/*
+ * How code may be written.
+ *   SWITCHYARD_POLICY_DEFAULT  through /proc/self/mem (no mapping ever
+ *       becomes writable); if the kernel refuses that, through a short
+ *       read-write-execute window over the pages (mprotect).
+ *   SWITCHYARD_POLICY_STRICT   through /proc/self/mem only: if the kernel
+ *       refuses it, the change fails with its error and nothing changes.
+ */
+enum switchyard_policy {
+	SWITCHYARD_POLICY_DEFAULT = 0,
+	SWITCHYARD_POLICY_STRICT = 1,
+};
+
+/*
+ * switchyard_set_policy - choose how code may be written, for every later
+ * change (objects loaded later included). Returns 0, or -EINVAL for an
+ * unknown policy. Thread-safe.
+ */
+SWITCHYARD_API int switchyard_set_policy(enum switchyard_policy policy);
+
 /* Counters of the process-wide registry; see switchyard_get_stats(). */
 struct switchyard_stats {
 	uint64_t objects;	/* registered objects (executable, libraries) */
@@ -77,8 +97,10 @@ struct switchyard_stats {
 	uint64_t sites_refused;	/* sites that held unexpected bytes */
 	uint64_t patch_batches;	/* committed poke batches */
 	uint64_t patched_sites;	/* sites written by those batches */
-	uint64_t sync_calls;	/* core-synchronising system calls issued */
+	uint64_t sync_calls;	/* core synchronisations (one per batch) */
+	uint64_t sync_fallbacks; /* ... of which without membarrier */
 	uint64_t write_calls;	/* system calls that wrote code */
+	uint64_t rwx_windows;	/* writes through a read-write-execute window */
 	uint64_t register_ns;	/* time spent registering objects, total */
 };
 
