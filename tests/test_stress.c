@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stress.c - flip keys while threads run their sites.
+ *
+ * 2 x cores runner threads call random sites of 16 keys (1,024 sites) in a
+ * tight loop; flipper threads enable and disable random keys; a watcher
+ * thread reads /proc/self/maps and fails on any mapping writable and
+ * executable at once. Every pass checks its path against the key's state
+ * as published after the change returned, with a per-key sequence count
+ * (odd while a change is in progress): a pass that began and ended with
+ * the same even count must have taken the published path. Then threads
+ * inc/dec one key concurrently and the count must come out exact.
+ *
+ *   test_stress [seconds] [min-flips]     defaults: 3 s, 0
+ * The torture target runs it with a longer time and 100,000+ flips.
+ * SY_STRESS_ALLOW_WX=1 (with SWITCHYARD_PATCH_METHOD=mprotect) checks the
+ * RWX-window fallback, which maps W+X by design.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "stress_sites.h"
+#include "sy_test.h"
+
+#define FLIPPERS 2
+
+static _Atomic unsigned seq[STRESS_KEYS];
+static _Atomic int state[STRESS_KEYS];
+static atomic_bool stop;
+static _Atomic unsigned long passes, checked, wrong, flips, maps_scans, wx_seen;
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *runner(void *arg)
+{
+	uint64_t rnd = 0x9e3779b97f4a7c15ull * (uintptr_t)(1 + (intptr_t)arg);
+	unsigned long n = 0, c = 0, bad = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (int i = 0; i < 256; i++) {
+			unsigned site = (unsigned)(xorshift(&rnd) % STRESS_SITES);
+			unsigned k = site / STRESS_SITES_PER_KEY;
+			unsigned s1 = atomic_load_explicit(&seq[k], memory_order_acquire);
+			int st = atomic_load_explicit(&state[k], memory_order_relaxed);
+			int path = stress_fn[site]();
+
+			atomic_thread_fence(memory_order_seq_cst);
+			unsigned s2 = atomic_load_explicit(&seq[k], memory_order_relaxed);
+			n++;
+			if (s1 == s2 && !(s1 & 1)) {
+				c++;
+				if (path != st) {
+					bad++;
+					if (bad < 5)
+						fprintf(stderr, "site %u of key %u: "
+							"path %d, published state %d\n",
+							site, k, path, st);
+				}
+			}
+		}
+	}
+	atomic_fetch_add(&passes, n);
+	atomic_fetch_add(&checked, c);
+	atomic_fetch_add(&wrong, bad);
+	return NULL;
+}
+
+struct flipper_arg {
+	int id;
+	unsigned long min_flips;
+};
+
+/* Flipper f owns the keys k with k % FLIPPERS == f: one writer per key. */
+static void *flipper(void *argp)
+{
+	struct flipper_arg *a = argp;
+	uint64_t rnd = 0x2545f4914f6cdd1dull * (uintptr_t)(a->id + 7);
+	unsigned long n = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed) ||
+	       n < a->min_flips) {
+		unsigned k = (unsigned)(xorshift(&rnd) % (STRESS_KEYS / FLIPPERS)) *
+			     FLIPPERS + (unsigned)a->id;
+		struct static_key *key = stress_key((int)k);
+		bool on = !static_key_enabled(key);
+		int r;
+
+		/* odd: a change is in progress (full barrier: the runners
+		 * must see it before the first byte changes) */
+		atomic_fetch_add_explicit(&seq[k], 1, memory_order_seq_cst);
+		r = on ? static_key_enable(key) : static_key_disable(key);
+		if (r) {
+			fprintf(stderr, "flip of key %u failed: %d\n", k, r);
+			atomic_fetch_add(&wrong, 1);
+		}
+		atomic_store_explicit(&state[k], static_key_enabled(key),
+				      memory_order_relaxed);
+		atomic_fetch_add_explicit(&seq[k], 1, memory_order_release);
+		n++;
+	}
+	atomic_fetch_add(&flips, n);
+	return NULL;
+}
+
+/* Fail on any mapping that is writable and executable at once. */
+static void *watcher(void *arg)
+{
+	char buf[65536];
+
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		ssize_t n, have = 0;
+
+		if (fd < 0)
+			break;
+		while ((n = read(fd, buf + have, sizeof(buf) - 1 - (size_t)have)) > 0)
+			have += n;
+		close(fd);
+		buf[have] = 0;
+		for (char *line = buf; line && *line;) {
+			char *sp = strchr(line, ' ');
+
+			if (sp && sp[2] == 'w' && sp[3] == 'x') {
+				char *nl = strchr(line, '\n');
+
+				if (nl)
+					*nl = 0;
+				fprintf(stderr, "W+X mapping: %s\n", line);
+				atomic_fetch_add(&wx_seen, 1);
+				if (!nl)
+					break;
+				*nl = '\n';
+			}
+			line = strchr(line, '\n');
+			if (line)
+				line++;
+		}
+		atomic_fetch_add(&maps_scans, 1);
+		usleep(500);
+	}
+	return NULL;
+}
+
+static void *incdec(void *arg)
+{
+	struct static_key *key = arg;
+
+	for (int i = 0; i < 20000; i++) {
+		if (static_key_slow_inc(key) || static_key_slow_dec(key))
+			atomic_fetch_add(&wrong, 1);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
+	unsigned long min_flips = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+	int nrun = 2 * (int)sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t run[64], flip[FLIPPERS], watch, id[4];
+	struct flipper_arg fa[FLIPPERS];
+	struct switchyard_stats st0, st1;
+	double t0;
+
+	if (nrun > 64)
+		nrun = 64;
+	for (int k = 0; k < STRESS_KEYS; k++)
+		atomic_store(&state[k], static_key_enabled(stress_key(k)));
+	switchyard_get_stats(&st0);
+	t0 = now_s();
+	pthread_create(&watch, NULL, watcher, NULL);
+	for (int i = 0; i < nrun; i++)
+		pthread_create(&run[i], NULL, runner, (void *)(intptr_t)i);
+	for (int i = 0; i < FLIPPERS; i++) {
+		fa[i].id = i;
+		fa[i].min_flips = min_flips / FLIPPERS;
+		pthread_create(&flip[i], NULL, flipper, &fa[i]);
+	}
+	while (now_s() - t0 < seconds)
+		usleep(10000);
+	atomic_store(&stop, true);
+	for (int i = 0; i < FLIPPERS; i++)
+		pthread_join(flip[i], NULL);
+	for (int i = 0; i < nrun; i++)
+		pthread_join(run[i], NULL);
+	pthread_join(watch, NULL);
+	switchyard_get_stats(&st1);
+
+	printf("%d runners, %d flippers, %.1f s: %lu flips, %lu passes (%lu "
+	       "checked), %lu wrong, %lu maps scans, %lu W+X, %llu batches, "
+	       "%llu syncs\n", nrun, FLIPPERS, now_s() - t0,
+	       (unsigned long)flips, (unsigned long)passes,
+	       (unsigned long)checked, (unsigned long)wrong,
+	       (unsigned long)maps_scans, (unsigned long)wx_seen,
+	       (unsigned long long)(st1.patch_batches - st0.patch_batches),
+	       (unsigned long long)(st1.sync_calls - st0.sync_calls));
+	CHECK_EQ(wrong, 0);
+	/* The mprotect fallback opens RWX windows by design: the variant of
+	 * this test that forces it says so. */
+	if (!getenv("SY_STRESS_ALLOW_WX"))
+		CHECK_EQ(wx_seen, 0);
+	CHECK(flips >= min_flips);
+	CHECK(checked > 1000);
+	CHECK(maps_scans > 0);
+	/* one sync per flip, whatever the number of sites */
+	CHECK_EQ(st1.sync_calls - st0.sync_calls, st1.patch_batches - st0.patch_batches);
+	for (int k = 0; k < STRESS_KEYS; k++) {
+		int n = sy_test_check_sites(stress_key(k));
+
+		if (SY_TEST_HAVE_SITES)
+			CHECK_EQ(n, STRESS_SITES_PER_KEY);
+	}
+
+	/* Concurrent inc/dec on one key: the count comes out exact. */
+	{
+		struct static_key *key = stress_key(3);
+		int before = static_key_count(key);
+
+		for (int i = 0; i < 4; i++)
+			pthread_create(&id[i], NULL, incdec, key);
+		for (int i = 0; i < 4; i++)
+			pthread_join(id[i], NULL);
+		CHECK_EQ(static_key_count(key), before);
+		CHECK_EQ(wrong, 0);
+		sy_test_check_sites(key);
+	}
+	return sy_test_done("stress");
+}
