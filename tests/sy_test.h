@@ -141,14 +141,18 @@ static inline int sy_test_check_sites(struct static_key *key)
 
 static int sy_test_log_count __attribute__((unused));
 static char sy_test_log_last[512] __attribute__((unused));
+static char sy_test_log_all[8192] __attribute__((unused));	/* every line */
 
 static inline void sy_test_log(enum switchyard_log_level level, const char *msg,
 			void *arg)
 {
+	size_t n = strlen(sy_test_log_all);
+
 	(void)level;
 	(void)arg;
 	sy_test_log_count++;
 	snprintf(sy_test_log_last, sizeof(sy_test_log_last), "%s", msg);
+	snprintf(sy_test_log_all + n, sizeof(sy_test_log_all) - n, "%s\n", msg);
 }
 
 #endif /* SY_TEST_H */
