@@ -1,0 +1,36 @@
+#!/bin/sh
+# check_tools.sh gdb|valgrind BINDIR - live patching under a debugger and
+# under valgrind. Exit 77 (SKIP) when the tool is missing or not allowed.
+set -u
+tool=$1; bin=$2
+case "$tool" in
+gdb)
+	command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
+	# gdb needs nothing from us: switchyard uses no signal and no trap.
+	out=$(timeout 300 gdb -q -batch -ex run --args "$bin/test_stress" 2 2>&1)
+	echo "$out" | tail -3
+	if echo "$out" | grep -q "ptrace: Operation not permitted"; then
+		echo "SKIP: ptrace is not permitted here"; exit 77
+	fi
+	echo "$out" | grep -q "exited normally" || { echo "FAIL: not 'exited normally' under gdb"; exit 1; }
+	echo "$out" | grep -q "stress: .* 0 failed" || { echo "FAIL: stress checks failed under gdb"; exit 1; }
+	echo PASS;;
+valgrind)
+	command -v valgrind >/dev/null 2>&1 || { echo "SKIP: valgrind not installed"; exit 77; }
+	# --smc-check=all makes valgrind see code we patch (without it, it
+	# runs stale translations: test_static_key then fails 13 checks).
+	# --fair-sched=yes: the runner threads spin, valgrind's default lock
+	# would starve the flippers. Valgrind's own code cache is W+X, hence
+	# SY_STRESS_ALLOW_WX.
+	vg="valgrind -q --smc-check=all --fair-sched=yes --error-exitcode=9"
+	out=$(mktemp)
+	trap 'rm -f "$out"' EXIT
+	timeout 600 $vg "$bin/test_static_key" >"$out" 2>&1
+	rc=$?; tail -1 "$out"
+	[ $rc -eq 0 ] || { echo "FAIL: test_static_key under valgrind (exit $rc)"; exit 1; }
+	SY_STRESS_ALLOW_WX=1 timeout 600 $vg "$bin/test_stress" 3 50 >"$out" 2>&1
+	rc=$?; tail -2 "$out"
+	[ $rc -eq 0 ] || { echo "FAIL: test_stress under valgrind (exit $rc)"; exit 1; }
+	echo PASS;;
+*) echo "usage: $0 gdb|valgrind BINDIR"; exit 2;;
+esac
