@@ -9,7 +9,12 @@
  *   0      inc / enable         -1    yes       held, then 1 (release)
  *   n>0    inc                  n+1   no        none (cmpxchg fast path)
  *   n>1    dec                  n-1   no        none (cmpxchg fast path)
- *   1      dec / disable        0     yes       held
+ *   1      dec / disable        0     yes       held, cmpxchg 1 -> 0
+ *
+ * Under the lock the fast paths of other threads still move the count
+ * among the values above 0, so every locked step that starts from a
+ * positive count is a compare-and-swap (a store would lose a reference
+ * taken meanwhile: the stress test found exactly that).
  *   0      dec                  0     -         misuse: -EINVAL, reported
  *   n>1    enable / disable     n     -         misuse: -EBUSY, reported
  *
@@ -44,7 +49,8 @@ static void impossible(struct static_key *key, int v)
 	abort();
 }
 
-/* 0 -> -1 -> patch -> 1. Patch lock held, count 0. */
+/* 0 -> -1 -> patch -> 1. Patch lock held, count 0: no fast path acts on
+ * 0 or -1 (inc needs > 0, dec > 1), so plain stores are safe. */
 static int first_enable(struct static_key *key)
 {
 	int r;
@@ -65,12 +71,21 @@ static int first_enable(struct static_key *key)
 	return 0;
 }
 
-/* 1 -> 0 -> patch. Patch lock held, count 1. On failure back to 1. */
-static int last_disable(struct static_key *key)
+/*
+ * 1 -> 0 -> patch. Patch lock held. A compare-and-swap, not a store: the
+ * lock-free fast path of an increment may turn the 1 we saw into 2 at any
+ * moment, and a store would lose that reference. Returns 1 if *v changed
+ * under us (it now holds the new count), else 0 or the patching error (on
+ * which the count goes back to 1; at 0 no fast path acts, so a store is
+ * safe there).
+ */
+static int last_disable(struct static_key *key, int *v)
 {
 	int r;
 
-	__atomic_store_n(&key->enabled, 0, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&key->enabled, v, 0, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 1;
 	r = sy_jump_label_update(key, false);
 	if (r)
 		__atomic_store_n(&key->enabled, 1, __ATOMIC_RELAXED);
@@ -124,22 +139,35 @@ static int inc_locked(struct static_key *key)
 	return -EINVAL;
 }
 
+/*
+ * Patch lock held, but the lock-free fast paths of other threads still
+ * move the count between 1 and above (inc from n > 0, dec from n > 1):
+ * every step here is a compare-and-swap that retries on their changes.
+ */
 static int dec_locked(struct static_key *key)
 {
-	int v = load(key);
+	int r, v = load(key);
 
-	if (v == 1)
-		return last_disable(key);
-	if (v < 0)
-		impossible(key, v);
-	if (v == 0) {
-		sy_warn_once(key, SY_KEY_WARNED_DEC,
-			     "static key %p: decrement below zero (more dec "
-			     "than inc); ignored", (void *)key);
-		return -EINVAL;
+	for (;;) {
+		if (v < 0)
+			impossible(key, v);
+		if (v == 0) {
+			sy_warn_once(key, SY_KEY_WARNED_DEC,
+				     "static key %p: decrement below zero (more "
+				     "dec than inc); ignored", (void *)key);
+			return -EINVAL;
+		}
+		if (v == 1) {
+			r = last_disable(key, &v);
+			if (r != 1)
+				return r;
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&key->enabled, &v, v - 1, false,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return 0;
 	}
-	__atomic_fetch_sub(&key->enabled, 1, __ATOMIC_RELAXED);
-	return 0;
 }
 
 /*
@@ -206,10 +234,14 @@ static int enable_locked(struct static_key *key)
 
 static int disable_locked(struct static_key *key)
 {
-	int v = load(key);
+	int r, v = load(key);
 
-	if (v == 1)
-		return last_disable(key);
+	if (v == 1) {
+		r = last_disable(key, &v);
+		if (r != 1)
+			return r;
+		/* an increment got in first: v > 1 now */
+	}
 	if (v < 0)
 		impossible(key, v);
 	return v == 0 ? 0 : busy(key, "disable");
