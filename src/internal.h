@@ -58,7 +58,8 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *
  *   sy_arch_jump_decode  verify: a freshly loaded site holds the jump that
  *                        the asm emitted to target; gives its length
- *   sy_arch_jump_encode  encode: the bytes of the JMP or NOP form
+ *   sy_arch_jump_encode  encode: the bytes of the JMP or no-op form
+ *   sy_arch_jump_encode_pair  both forms at once (old, new)
  *   sy_arch_sync_cores   sync: every thread of the process serialises
  *                        before the call returns
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
@@ -110,17 +111,18 @@ SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
  */
 struct sy_poke_desc {
 	uintptr_t addr;
-	unsigned len;
+	unsigned len;	/* at most SY_ARCH_MAX_INSN (>= 8) */
 	uint8_t old[SY_ARCH_MAX_INSN];
 	uint8_t new_[SY_ARCH_MAX_INSN];
 };
 
 struct sy_poke_src {
-	size_t n;
-	/* Describe change i (0 <= i < n) in *d; false if i needs no change.
-	 * Called with increasing i in each pass; the same i must give the
-	 * same answer every time. Changes in address order merge best. */
-	bool (*get)(void *ctx, size_t i, struct sy_poke_desc *d);
+	/* Start a pass over the changes (the engine makes up to three:
+	 * verify, write, undo); every pass must yield the same changes in
+	 * the same order. Address order merges best. */
+	void (*rewind)(void *ctx);
+	/* Describe the next change in *d; false when there are no more. */
+	bool (*next)(void *ctx, struct sy_poke_desc *d);
 	void *ctx;
 };
 

@@ -240,21 +240,15 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 		return false;
 	d->addr = code;
 	d->len = sy_entry_len(e);
-	sy_arch_jump_encode(code, target, d->len, from_jump || !jump, d->old);
-	sy_arch_jump_encode(code, target, d->len, jump, d->new_);
+	sy_arch_jump_encode_pair(code, target, d->len, from_jump || !jump, jump,
+				 d->old, d->new_);
 	return true;
 }
 
-/* The sites of one key: its run in each table, numbered in a row. */
+/* The sites of one key: its run in each table. */
 struct key_run {
 	const struct sy_table *t;
 	size_t lo, n;
-};
-
-struct key_runs {
-	size_t nruns, cur, cur_base;
-	struct key_run *run;
-	bool enabled;
 };
 
 /*
@@ -264,22 +258,43 @@ struct key_runs {
 static struct key_run *run_buf;
 static size_t run_cap, ntables;
 
-static bool key_runs_get(void *ctx, size_t i, struct sy_poke_desc *d)
-{
-	struct key_runs *k = ctx;
+/* A poke source over a key's runs. */
+struct key_iter {
+	const struct key_run *run;
+	size_t nruns, r, j;
+	bool enabled;
+};
 
-	if (i < k->cur_base)
-		k->cur = k->cur_base = 0;	/* a new pass */
-	while (i - k->cur_base >= k->run[k->cur].n)
-		k->cur_base += k->run[k->cur++].n;
-	return describe(nth(k->run[k->cur].t, k->run[k->cur].lo + i - k->cur_base),
-			k->enabled, false, d);
+static void key_iter_rewind(void *ctx)
+{
+	struct key_iter *k = ctx;
+
+	k->r = k->j = 0;
+}
+
+static bool key_iter_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct key_iter *k = ctx;
+
+	while (k->r < k->nruns) {
+		const struct key_run *run = &k->run[k->r];
+
+		if (k->j == run->n) {
+			k->r++;
+			k->j = 0;
+			continue;
+		}
+		if (describe(nth(run->t, run->lo + k->j++), k->enabled, false, d))
+			return true;
+	}
+	return false;
 }
 
 int sy_jump_label_update(struct static_key *key, bool enabled)
 {
-	struct key_runs k = { 0, 0, 0, run_buf, enabled };
-	struct sy_poke_src src = { 0, key_runs_get, &k };
+	struct key_iter k = { run_buf, 0, 0, 0, enabled };
+	struct sy_poke_src src = { key_iter_rewind, key_iter_next, &k };
+	size_t total = 0;
 
 	for (struct sy_table *t = tables; t; t = t->next) {
 		size_t lo = lower_bound(t, key), hi = lo;
@@ -288,12 +303,12 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 			hi++;
 		if (hi == lo)
 			continue;
-		k.run[k.nruns].t = t;
-		k.run[k.nruns].lo = lo;
-		k.run[k.nruns++].n = hi - lo;
-		src.n += hi - lo;
+		run_buf[k.nruns].t = t;
+		run_buf[k.nruns].lo = lo;
+		run_buf[k.nruns++].n = hi - lo;
+		total += hi - lo;
 	}
-	return src.n ? sy_poke_apply(&src) : 0;
+	return total ? sy_poke_apply(&src) : 0;
 }
 
 /* ---- registration ------------------------------------------------------- */
@@ -361,21 +376,38 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 	}
 }
 
-/* A new table's sites: still the jumps the assembler emitted. */
-static bool register_get(void *ctx, size_t i, struct sy_poke_desc *d)
-{
-	const struct sy_jump_entry *e = (const struct sy_jump_entry *)ctx + i;
-	const struct static_key *key = sy_entry_key(e);
+/* A poke source over a new table, in its own order (code order): every
+ * site still holds the jump the assembler emitted. */
+struct table_iter {
+	const struct sy_jump_entry *e;
+	size_t n, i;
+};
 
-	return key && describe(e, static_key_count((struct static_key *)key) > 0,
-			       true, d);
+static void table_iter_rewind(void *ctx)
+{
+	((struct table_iter *)ctx)->i = 0;
+}
+
+static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct table_iter *t = ctx;
+
+	while (t->i < t->n) {
+		const struct sy_jump_entry *e = &t->e[t->i++];
+		struct static_key *key = sy_entry_key(e);
+
+		if (key && describe(e, static_key_count(key) > 0, true, d))
+			return true;
+	}
+	return false;
 }
 
 int sy__register_jump_table(struct sy_jump_entry *start,
 			    struct sy_jump_entry *stop)
 {
 	bool took = !sy_lock_held();
-	struct sy_poke_src src = { 0, register_get, start };
+	struct table_iter it = { start, 0, 0 };
+	struct sy_poke_src src = { table_iter_rewind, table_iter_next, &it };
 	struct sy_table *t;
 	uint64_t t0;
 	size_t n;
@@ -389,7 +421,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		       (void *)start, (void *)stop);
 		return -EINVAL;
 	}
-	n = src.n = (size_t)(stop - start);
+	n = it.n = (size_t)(stop - start);
 	/* A library may be loaded by a thread that holds the patch lock
 	 * (dlopen between switchyard_patch_lock/unlock): it owns the lock
 	 * already. */

@@ -32,4 +32,14 @@ static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
 	(void)out;
 }
 
+static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
+					    unsigned len, bool old_jump,
+					    bool new_jump, uint8_t *old,
+					    uint8_t *new_)
+{
+	(void)old_jump;
+	sy_arch_jump_encode(code, target, len, new_jump, new_);
+	sy_arch_jump_encode(code, target, len, new_jump, old);
+}
+
 #endif /* SY_ARCH_GENERIC_H */

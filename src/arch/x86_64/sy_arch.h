@@ -85,4 +85,16 @@ static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
 	}
 }
 
+/* Both forms at once (old, new): they share everything but the opcode. */
+static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
+					    unsigned len, bool old_jump,
+					    bool new_jump, uint8_t *old,
+					    uint8_t *new_)
+{
+	sy_arch_jump_encode(code, target, len, new_jump, new_);
+	memcpy(old, new_, len);
+	old[0] = len == 2 ? (old_jump ? SY_X86_JMP8 : SY_X86_TEST8)
+			  : (old_jump ? SY_X86_JMP32 : SY_X86_TEST32);
+}
+
 #endif /* SY_ARCH_X86_64_H */

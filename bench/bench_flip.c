@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_flip.c - latency of one enable + one disable of a key with 1, 100,
+ * 1,000 and 10,000 sites, with 0 and with 2 other threads running every
+ * site in a loop meanwhile. Site counts are interleaved round-robin;
+ * medians with 95% CIs; the synchronising calls and write calls per batch
+ * come from switchyard_get_stats(). Raw samples go to the JSON file given
+ * as argv[1], if any.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flip_sites.h"
+#include "stats.h"
+
+#define NCOUNTS 4
+static const int counts[NCOUNTS] = { 1, 100, 1000, 10000 };
+static struct static_key_false *const keys[NCOUNTS] = { &fk1, &fk100, &fk1000, &fk10000 };
+static atomic_bool stop;
+
+static void *runner(void *arg)
+{
+	unsigned long n = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (size_t i = 0; i < sizeof(flip_fns) / sizeof(flip_fns[0]); i++)
+			flip_fns[i]();
+		n++;
+	}
+	return (void *)n;
+}
+
+int main(int argc, char **argv)
+{
+	FILE *json = argc > 1 ? fopen(argv[1], "w") : NULL;
+	int samples = argc > 2 ? atoi(argv[2]) : 201;
+
+	if (json)
+		fprintf(json, "[\n");
+	for (int threads = 0; threads <= 2; threads += 2) {
+		double *t[NCOUNTS];
+		pthread_t th[2];
+		struct switchyard_stats a, b;
+		uint64_t batches = 0, syncs = 0, writes = 0;
+
+		atomic_store(&stop, false);
+		for (int i = 0; i < threads; i++)
+			pthread_create(&th[i], NULL, runner, NULL);
+		for (int c = 0; c < NCOUNTS; c++) {
+			t[c] = calloc((size_t)samples, sizeof(double));
+			static_branch_enable(keys[c]);	/* warm-up */
+			static_branch_disable(keys[c]);
+		}
+		for (int s = 0; s < samples; s++) {
+			for (int c = 0; c < NCOUNTS; c++) {
+				switchyard_get_stats(&a);
+				double t0 = bench_now_ns();
+				if (static_branch_enable(keys[c]) ||
+				    static_branch_disable(keys[c])) {
+					fprintf(stderr, "flip failed\n");
+					return 1;
+				}
+				t[c][s] = bench_now_ns() - t0;
+				switchyard_get_stats(&b);
+				batches += b.patch_batches - a.patch_batches;
+				syncs += b.sync_calls - a.sync_calls;
+				writes += b.write_calls - a.write_calls;
+			}
+		}
+		atomic_store(&stop, true);
+		for (int i = 0; i < threads; i++)
+			pthread_join(th[i], NULL);
+		printf("== %d other thread%s running the sites; %.2f sync calls "
+		       "and %.2f write calls per batch (%llu batches)\n", threads,
+		       threads == 1 ? "" : "s", (double)syncs / (double)batches,
+		       (double)writes / (double)batches,
+		       (unsigned long long)batches);
+		for (int c = 0; c < NCOUNTS; c++) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "enable+disable, %5d sites",
+				 counts[c]);
+			bench_print(what, bench_summarize(t[c], (size_t)samples),
+				    1e3, "us");
+			if (json) {
+				fprintf(json, "%s{\"impl\":\"switchyard\",\"threads\":%d,"
+					"\"sites\":%d,\"samples_ns\":[",
+					threads || c ? ",\n" : "", threads, counts[c]);
+				for (int s = 0; s < samples; s++)
+					fprintf(json, "%s%.0f", s ? "," : "", t[c][s]);
+				fprintf(json, "]}");
+			}
+			free(t[c]);
+		}
+	}
+	if (json) {
+		fprintf(json, "\n]\n");
+		fclose(json);
+	}
+	return 0;
+}
