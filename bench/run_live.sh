@@ -23,3 +23,6 @@ fi
 [ $rc -eq 0 ] || exit $rc
 echo
 "$here/report.py" "$out/switchyard-flip.json" "$out/rust-static-keys.jsonl"
+echo
+echo "== the disabled form at rest: TEST vs NOP (bench/bench_site_form.c)"
+"$(dirname "$flip")/bench_site_form"
