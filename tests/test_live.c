@@ -59,12 +59,29 @@ static void wait_flips(unsigned long n)
 
 static volatile sig_atomic_t traps, ills;
 
-static void on_trap(int sig, siginfo_t *si, void *uc)
+#if defined(__x86_64__)
+#define TRAP() __asm__ volatile("int3")	/* leaves RIP after itself */
+#define ILL() __asm__ volatile("ud2")
+#define TRAP_SKIP(uc) ((void)(uc))
+#define ILL_SKIP(uc) ((uc)->uc_mcontext.gregs[REG_RIP] += 2)
+#elif defined(__aarch64__)
+#define TRAP() __asm__ volatile("brk #0")	/* leaves PC on itself */
+#define ILL() __asm__ volatile(".inst 0x00000000")	/* udf #0 */
+#define TRAP_SKIP(uc) ((uc)->uc_mcontext.pc += 4)
+#define ILL_SKIP(uc) ((uc)->uc_mcontext.pc += 4)
+#else
+#error "add the trap instructions of this architecture"
+#endif
+
+static void on_trap(int sig, siginfo_t *si, void *ucp)
 {
+	ucontext_t *uc = ucp;
+
 	(void)sig;
 	(void)si;
 	(void)uc;
-	traps++;	/* int3 already advanced RIP past itself */
+	traps++;
+	TRAP_SKIP(uc);
 }
 
 static void on_ill(int sig, siginfo_t *si, void *ucp)
@@ -74,7 +91,7 @@ static void on_ill(int sig, siginfo_t *si, void *ucp)
 	(void)sig;
 	(void)si;
 	ills++;
-	uc->uc_mcontext.gregs[REG_RIP] += 2;	/* skip our ud2 */
+	ILL_SKIP(uc);	/* skip our invalid instruction */
 }
 
 static void test_foreign_handlers(void)
@@ -93,8 +110,8 @@ static void test_foreign_handlers(void)
 	pthread_create(&t, NULL, flipper, NULL);
 	wait_flips(50);
 	for (int i = 0; i < 100; i++) {
-		__asm__ volatile("int3");
-		__asm__ volatile("ud2");
+		TRAP();
+		ILL();
 	}
 	atomic_store(&stop, true);
 	pthread_join(t, NULL);

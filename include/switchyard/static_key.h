@@ -199,8 +199,16 @@ extern "C" {
 		       "static_key_true()/static_key_false() take a "          \
 		       "struct static_key *")
 
-#if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) && \
-	defined(__GNUC__)
+/* asm goto: gcc >= 4.5, clang >= 9. */
+#if defined(__clang__)
+#define SY__HAVE_ASM_GOTO (__clang_major__ >= 9)
+#elif defined(__GNUC__)
+#define SY__HAVE_ASM_GOTO (__GNUC__ > 4 || (__GNUC__ == 4 && __GNUC_MINOR__ >= 5))
+#else
+#define SY__HAVE_ASM_GOTO 0
+#endif
+
+#if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) && SY__HAVE_ASM_GOTO
 #include <switchyard/arch/x86_64.h>
 #endif
 
