@@ -81,6 +81,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void deferred_setup(void);
+
 /* dq_lock held. The worker blocks every signal: the application's handlers
  * must never run on a thread it does not know about. */
 static int start_worker(void)
@@ -111,6 +113,7 @@ static int dec_deferred(struct static_key *key, struct sy_delayed_work *work,
 	int v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
 	int r = 0;
 
+	deferred_setup();
 	/* Above 1: an ordinary decrement, at once (lock-free cmpxchg). */
 	while (v > 1)
 		if (__atomic_compare_exchange_n(&key->enabled, &v, v - 1, false,
@@ -151,6 +154,7 @@ static int flush(struct sy_delayed_work *work)
 {
 	struct static_key *k = NULL;
 
+	deferred_setup();
 	pthread_mutex_lock(&dq_lock);
 	if (work->sy_pending) {
 		k = work->sy_key;
@@ -196,7 +200,7 @@ static void dq_child(void)
 	pthread_mutex_unlock(&dq_lock);
 }
 
-__attribute__((constructor)) static void deferred_init(void)
+static void deferred_init(void)
 {
 	pthread_condattr_t ca;
 
@@ -206,4 +210,21 @@ __attribute__((constructor)) static void deferred_init(void)
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&dq_done, NULL);
 	pthread_atfork(dq_prepare, dq_parent, dq_child);
+}
+
+/*
+ * Once, at the first deferred decrement or from the constructor, whichever
+ * comes first: in a static link, the application's own constructors may
+ * run before this library's.
+ */
+static pthread_once_t deferred_once = PTHREAD_ONCE_INIT;
+
+static void deferred_setup(void)
+{
+	pthread_once(&deferred_once, deferred_init);
+}
+
+__attribute__((constructor)) static void deferred_ctor(void)
+{
+	deferred_setup();
 }

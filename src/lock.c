@@ -20,7 +20,9 @@ static pthread_mutex_t patch_mutex = PTHREAD_MUTEX_INITIALIZER;
  * relaxed loads and stores are enough.
  */
 static uintptr_t patch_owner;
-static __thread char self_anchor;
+/* initial-exec: no lazy TLS allocation (malloc) on first use, which a
+ * signal handler must not trigger. */
+static __thread char self_anchor __attribute__((tls_model("initial-exec")));
 
 static uintptr_t self_id(void)
 {
@@ -53,7 +55,7 @@ bool sy_lock_held(void)
  * refused with -EDEADLK, silently (logging takes a lock too). Thread-local
  * and lock-free, hence async-signal-safe.
  */
-static __thread int depth;
+static __thread int depth __attribute__((tls_model("initial-exec")));
 
 int sy_enter(void)
 {
