@@ -29,8 +29,11 @@ static uintptr_t self_id(void)
 	return (uintptr_t)&self_anchor;
 }
 
+static void lock_setup(void);
+
 void sy_lock(void)
 {
+	lock_setup();
 	pthread_mutex_lock(&patch_mutex);
 	__atomic_store_n(&patch_owner, self_id(), __ATOMIC_RELAXED);
 }
@@ -126,7 +129,21 @@ static void atfork_release(void)
 	sy_unlock();
 }
 
-__attribute__((constructor)) static void lock_init(void)
+static void lock_init(void)
 {
 	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+/* Once, at the first lock or from the constructor, whichever comes first
+ * (in a static link the application's constructors may run before ours). */
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+
+static void lock_setup(void)
+{
+	pthread_once(&lock_once, lock_init);
+}
+
+__attribute__((constructor)) static void lock_ctor(void)
+{
+	lock_setup();
 }
