@@ -13,6 +13,7 @@
  *
  * All state here is protected by the patch lock.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,47 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 	}
 }
 
+/*
+ * A key exported by a shared object can exist twice: the executable holds
+ * a copy (a copy relocation: what gcc and clang emit for an extern variable
+ * in PIE and non-PIE code alike), which is the program's instance, while a
+ * library linked with -Bsymbolic, or whose key is protected, keeps using its
+ * own. Flipping one then does not reach the sites that use the other: the
+ * same split any exported variable suffers there. It cannot be repaired
+ * from here, so it is reported once per key at registration, with the fix:
+ * have the executable reach such keys through the GOT.
+ */
+static void check_split_keys(const struct sy_table *t)
+{
+	const struct static_key *last = NULL;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct static_key *key = sy_entry_key(nth(t, i));
+		Dl_info info;
+		void *global;
+
+		if (!key || key == last)
+			continue;
+		last = key;
+		if (!dladdr(key, &info) || !info.dli_sname ||
+		    info.dli_saddr != (void *)key)
+			continue;
+		global = dlsym(RTLD_DEFAULT, info.dli_sname);
+		if (!global || global == (void *)key)
+			continue;
+		sy_log(SWITCHYARD_LOG_ERROR,
+		       "static key '%s': the sites of %s use the instance at %p, "
+		       "the program's is at %p (a copy in the executable, and "
+		       "a -Bsymbolic or protected definition in %s): changing "
+		       "one does not reach the sites of the other. Build the "
+		       "executable with -mno-direct-extern-access (gcc) or "
+		       "-fno-direct-access-external-data (clang), or define the "
+		       "key in the executable",
+		       info.dli_sname, info.dli_fname, (void *)key, global,
+		       info.dli_fname);
+	}
+}
+
 /* A poke source over a new table, in its own order (code order): every
  * site still holds the jump the assembler emitted. */
 struct table_iter {
@@ -470,6 +512,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	t->next = tables;
 	tables = t;
 	account(t, 1);
+	check_split_keys(t);
 out:
 	reg.register_ns += now_ns() - t0;
 	if (took)

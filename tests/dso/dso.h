@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* dso.h - what the DSO test objects share. */
+#ifndef SY_TEST_DSO_H
+#define SY_TEST_DSO_H
+
+#include <switchyard.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSO_API __attribute__((visibility("default")))
+
+DECLARE_STATIC_KEY_FALSE(shared_key);	/* in libkey.so */
+
+DSO_API int libkey_site(void);
+DSO_API int libkey_hidden_site(void);
+DSO_API int libkey_set_hidden(int on);
+DSO_API int libuser_site(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libdyn.c - opened with dlopen: uses shared_key from libkey.so and a key
+ * of its own. Its constructor runs its site and records whether the site
+ * already agreed with the key: a library opened while the key is enabled
+ * must come up patched before its own code runs.
+ */
+#include <switchyard.h>
+
+#include "dso.h"
+
+DEFINE_STATIC_KEY_FALSE(libdyn_own_key);
+DSO_API int libdyn_ctor_site, libdyn_ctor_key;
+
+DSO_API int libdyn_site(void)
+{
+	return static_branch_unlikely(&shared_key);
+}
+
+DSO_API int libdyn_own_site(void)
+{
+	return static_branch_unlikely(&libdyn_own_key);
+}
+
+__attribute__((constructor)) static void libdyn_ctor(void)
+{
+	libdyn_ctor_site = libdyn_site();
+	libdyn_ctor_key = static_key_enabled(&shared_key);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * split.c - an executable that takes shared_key's address directly (a copy
+ * relocation) while libkey_symbolic.so binds its own: the registry reports
+ * the split at start-up (ctest matches the message), and the program shows
+ * the consequence it warns about.
+ */
+#include <stdio.h>
+
+#include "dso.h"
+
+int main(void)
+{
+	int exe_on, lib_on;
+
+	static_branch_enable(&shared_key);
+	exe_on = static_key_enabled(&shared_key);
+	lib_on = libkey_site();
+	printf("executable's instance enabled: %d, library's site: %d%s\n",
+	       exe_on, lib_on, exe_on != lib_on ? " (split seen)" : "");
+	return 0;
+}

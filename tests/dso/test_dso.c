@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_dso.c - keys and sites across shared objects.
+ *
+ *   test_dso LIBDYN local|global [cycles]
+ *
+ * shared_key is defined in libkey.so and used by this executable, by
+ * libkey.so itself, by libuser.so (library <-> library) and by libdyn.so,
+ * opened with dlopen (RTLD_LOCAL or RTLD_GLOBAL) while the key is enabled:
+ * its constructor must already see its site patched. Every site's path is
+ * checked after every change; libdyn.so is closed and keys flipped again
+ * (nothing may be written into the unmapped object); then `cycles`
+ * dlopen/dlclose rounds run while another thread flips the key.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "../sy_test.h"
+#include "dso.h"
+
+__attribute__((noinline)) static int exe_site(void)
+{
+	return static_branch_unlikely(&shared_key);
+}
+
+static void *dyn;
+static int (*dyn_site)(void);
+static int *dyn_ctor_site, *dyn_ctor_key;
+
+static void check_all(int want)
+{
+	CHECK_EQ(static_key_enabled(&shared_key), want);
+	CHECK_EQ(exe_site(), want);
+	CHECK_EQ(libkey_site(), want);
+	CHECK_EQ(libuser_site(), want);
+	if (dyn)
+		CHECK_EQ(dyn_site(), want);
+	sy_test_check_sites(&shared_key.key);	/* this executable's */
+}
+
+static void open_dyn(const char *path, int mode)
+{
+	dyn = dlopen(path, RTLD_NOW | mode);
+	if (!dyn) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		exit(1);
+	}
+	dyn_site = (int (*)(void))dlsym(dyn, "libdyn_site");
+	dyn_ctor_site = (int *)dlsym(dyn, "libdyn_ctor_site");
+	dyn_ctor_key = (int *)dlsym(dyn, "libdyn_ctor_key");
+	if (!dyn_site || !dyn_ctor_site || !dyn_ctor_key) {
+		fprintf(stderr, "dlsym: %s\n", dlerror());
+		exit(1);
+	}
+}
+
+static void close_dyn(void)
+{
+	CHECK_EQ(dlclose(dyn), 0);
+	dyn = NULL;
+	dyn_site = NULL;
+}
+
+/* ---- dlopen/dlclose cycles while another thread flips ------------------ */
+
+static atomic_bool stop;
+static _Atomic unsigned seq;
+static _Atomic int state;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		int on = !static_key_enabled(&shared_key);
+
+		atomic_fetch_add(&seq, 1);	/* odd: changing */
+		if (on ? static_branch_enable(&shared_key)
+		       : static_branch_disable(&shared_key))
+			sy_test_failures++;
+		atomic_store(&state, on);
+		atomic_fetch_add(&seq, 1);
+		/* leave stable windows in which dlopen can be checked */
+		for (int i = 0; i < 3000 && !atomic_load(&stop); i++)
+			__asm__ volatile("" ::: "memory");
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void cycles(const char *path, int mode, long n)
+{
+	pthread_t t;
+	long checked = 0, wrong = 0;
+	struct switchyard_stats a, b;
+
+	switchyard_get_stats(&a);
+	atomic_store(&state, static_key_enabled(&shared_key));
+	pthread_create(&t, NULL, flipper, NULL);
+	for (long i = 0; i < n; i++) {
+		unsigned s1 = atomic_load(&seq);
+		int st = atomic_load(&state);
+
+		open_dyn(path, mode);
+		int ctor = *dyn_ctor_site, now = dyn_site();
+		unsigned s2 = atomic_load(&seq);
+
+		if (s1 == s2 && !(s1 & 1)) {
+			checked++;
+			wrong += ctor != st || now != st;
+		}
+		close_dyn();
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	switchyard_get_stats(&b);
+	printf("%ld dlopen/dlclose cycles while flipping: %ld checked, %ld "
+	       "wrong; objects %llu -> %llu\n", n, checked, wrong,
+	       (unsigned long long)a.objects, (unsigned long long)b.objects);
+	CHECK_EQ(wrong, 0);
+	CHECK(n < 100 || checked > 0);
+	CHECK_EQ(b.objects, a.objects);	/* every libdyn table went away */
+	CHECK_EQ(b.sites, a.sites);
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argv[1];
+	int mode = argc > 2 && !strcmp(argv[2], "global") ? RTLD_GLOBAL : RTLD_LOCAL;
+	long ncycles = argc > 3 ? atol(argv[3]) : 0;
+	struct switchyard_stats st;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s LIBDYN local|global [cycles]\n", argv[0]);
+		return 2;
+	}
+	check_all(0);
+	CHECK_EQ(static_branch_enable(&shared_key), 0);
+	check_all(1);
+
+	/* Opened while enabled: its constructor already sees the jump. */
+	open_dyn(path, mode);
+	CHECK_EQ(*dyn_ctor_key, 1);
+	CHECK_EQ(*dyn_ctor_site, 1);
+	check_all(1);
+	CHECK_EQ(static_branch_disable(&shared_key), 0);
+	check_all(0);
+	CHECK_EQ(static_branch_inc(&shared_key), 0);
+	check_all(1);
+	CHECK_EQ(static_branch_dec(&shared_key), 0);
+	check_all(0);
+
+	/* libdyn's own key, reached through dlsym. */
+	{
+		struct static_key_false *own = dlsym(dyn, "libdyn_own_key");
+		int (*own_site)(void) = (int (*)(void))dlsym(dyn, "libdyn_own_site");
+
+		CHECK(own && own_site);
+		if (own && own_site) {
+			CHECK_EQ(own_site(), 0);
+			CHECK_EQ(static_branch_enable(own), 0);
+			CHECK_EQ(own_site(), 1);
+			CHECK_EQ(static_branch_disable(own), 0);
+			CHECK_EQ(own_site(), 0);
+		}
+	}
+
+	/* Closed: its sites are gone, flips never touch its memory. */
+	switchyard_get_stats(&st);
+	close_dyn();
+	{
+		struct switchyard_stats after;
+
+		switchyard_get_stats(&after);
+		CHECK_EQ(after.objects, st.objects - 1);
+	}
+	for (int i = 0; i < 10; i++) {
+		CHECK_EQ(static_branch_enable(&shared_key), 0);
+		check_all(1);
+		CHECK_EQ(static_branch_disable(&shared_key), 0);
+		check_all(0);
+	}
+
+	/* A hidden key, changed from inside its library. */
+	CHECK_EQ(libkey_hidden_site(), 1);
+	CHECK_EQ(libkey_set_hidden(0), 0);
+	CHECK_EQ(libkey_hidden_site(), 0);
+	CHECK_EQ(libkey_set_hidden(1), 0);
+	CHECK_EQ(libkey_hidden_site(), 1);
+
+	if (ncycles)
+		cycles(path, mode, ncycles);
+	return sy_test_done(mode == RTLD_GLOBAL ? "dso (RTLD_GLOBAL)" : "dso (RTLD_LOCAL)");
+}
