@@ -27,7 +27,8 @@ struct sy_jump_entry {
 
 #define SY_ENTRY_BRANCH 1u	/* emitted by the asm: likely form */
 #define SY_ENTRY_LONG 2u	/* set at registration: 5-byte site */
-#define SY_ENTRY_FLAGS 3u	/* (keys are at least 8-byte aligned) */
+#define SY_ENTRY_DEAD 4u	/* set when the key's object went away */
+#define SY_ENTRY_FLAGS 7u	/* (keys are at least 8-byte aligned) */
 
 static inline uintptr_t sy_entry_code(const struct sy_jump_entry *e)
 {

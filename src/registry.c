@@ -14,6 +14,7 @@
  * All state here is protected by the patch lock.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +238,7 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
 	bool jump = enabled != sy_entry_branch(e);
 
-	if (!sy_entry_key(e) || (from_jump && jump))
+	if (!sy_entry_key(e) || (e->key & SY_ENTRY_DEAD) || (from_jump && jump))
 		return false;
 	d->addr = code;
 	d->len = sy_entry_len(e);
@@ -387,14 +388,96 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
  * from here, so it is reported once per key at registration, with the fix:
  * have the executable reach such keys through the GOT.
  */
+struct exe_lookup {
+	const char *name;
+	uintptr_t addr;		/* result, 0: not defined by the executable */
+};
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+/*
+ * dl_iterate_phdr callback, main program only (the first entry): look the
+ * name up in its dynamic symbol table through DT_GNU_HASH. Not dlsym():
+ * dlsym(RTLD_DEFAULT) makes the calling object depend on wherever the
+ * symbol is found, which would keep every dlopen'ed library that exports a
+ * key loaded forever.
+ */
+static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct exe_lookup *q = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const uint32_t *gh = NULL;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
+						  info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		/* glibc relocates these in place on x86-64; allow for both */
+		uintptr_t p = dyn->d_un.d_ptr;
+
+		if (p < info->dlpi_addr)
+			p += info->dlpi_addr;
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)p;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)p;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)p;
+	}
+	if (symtab && strtab && gh) {
+		uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
+		const uint32_t *buckets =
+			(const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
+		const uint32_t *chain = buckets + nbuckets;
+		uint32_t h = gnu_hash(q->name);
+		uint32_t i = nbuckets ? buckets[h % nbuckets] : 0;
+
+		for (; i >= symoffset && i; i++) {
+			uint32_t h2 = chain[i - symoffset];
+			const ElfW(Sym) *sym = &symtab[i];
+
+			if ((h | 1) == (h2 | 1) &&
+			    !strcmp(q->name, strtab + sym->st_name)) {
+				if (sym->st_shndx != SHN_UNDEF)
+					q->addr = info->dlpi_addr + sym->st_value;
+				break;
+			}
+			if (h2 & 1)
+				break;
+		}
+	}
+	return 1;	/* the main program is the first object: stop */
+}
+
+/*
+ * A key exported by a shared object can exist twice: the executable holds
+ * a copy (a copy relocation: what gcc and clang emit for an extern variable
+ * in PIE and non-PIE code alike), which is the program's instance, while a
+ * library linked with -Bsymbolic, or whose key is protected, keeps using its
+ * own. Flipping one then does not reach the sites that use the other: the
+ * same split any exported variable suffers there. It cannot be repaired
+ * from here, so it is reported at registration, with the fix: have the
+ * executable reach such keys through the GOT.
+ */
 static void check_split_keys(const struct sy_table *t)
 {
 	const struct static_key *last = NULL;
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct static_key *key = sy_entry_key(nth(t, i));
+		struct exe_lookup q;
 		Dl_info info;
-		void *global;
 
 		if (!key || key == last)
 			continue;
@@ -402,8 +485,10 @@ static void check_split_keys(const struct sy_table *t)
 		if (!dladdr(key, &info) || !info.dli_sname ||
 		    info.dli_saddr != (void *)key)
 			continue;
-		global = dlsym(RTLD_DEFAULT, info.dli_sname);
-		if (!global || global == (void *)key)
+		q.name = info.dli_sname;
+		q.addr = 0;
+		dl_iterate_phdr(exe_lookup_cb, &q);
+		if (!q.addr || q.addr == (uintptr_t)key)
 			continue;
 		sy_log(SWITCHYARD_LOG_ERROR,
 		       "static key '%s': the sites of %s use the instance at %p, "
@@ -413,8 +498,8 @@ static void check_split_keys(const struct sy_table *t)
 		       "executable with -mno-direct-extern-access (gcc) or "
 		       "-fno-direct-access-external-data (clang), or define the "
 		       "key in the executable",
-		       info.dli_sname, info.dli_fname, (void *)key, global,
-		       info.dli_fname);
+		       info.dli_sname, info.dli_fname, (void *)key,
+		       (void *)q.addr, info.dli_fname);
 	}
 }
 
@@ -520,6 +605,85 @@ out:
 	return r;
 }
 
+/*
+ * An object is going away (its destructors run before it is unmapped). A
+ * site in another object that still names a key inside it would make later
+ * changes read and write freed memory, or, once the address is reused,
+ * patch it as a site of an unrelated key. The dynamic linker normally
+ * prevents this (a symbol binding to the key makes the user depend on its
+ * definer, so the definer is unloaded last), but a table can also hold a key
+ * reached some other way. Such sites are reported and marked dead: they keep
+ * their current form and are never written again.
+ */
+struct obj_range {
+	uintptr_t addr;		/* an address inside the object: its table */
+	uintptr_t lo[16], hi[16];
+	int n;
+};
+
+/* dl_iterate_phdr callback: the PT_LOAD ranges of the object holding
+ * o->addr. */
+static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct obj_range *o = arg;
+	bool mine = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && o->addr >= lo &&
+		    o->addr < lo + ph->p_memsz)
+			mine = true;
+	}
+	if (!mine)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && o->n < 16; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		o->lo[o->n] = info->dlpi_addr + ph->p_vaddr;
+		o->hi[o->n] = o->lo[o->n] + ph->p_memsz;
+		o->n++;
+	}
+	return 1;
+}
+
+static void kill_orphans(const struct sy_table *gone)
+{
+	struct obj_range o = { (uintptr_t)gone->start, { 0 }, { 0 }, 0 };
+	Dl_info info;
+
+	if (!dladdr(gone->start, &info))
+		info.dli_fname = NULL;
+	dl_iterate_phdr(find_segments, &o);
+	for (struct sy_table *u = tables; u; u = u->next) {
+		size_t dead = 0;
+
+		for (int r = 0; r < o.n; r++) {
+			for (size_t i = lower_bound(u, (const struct static_key *)o.lo[r]);
+			     i < u->n && (uintptr_t)sy_entry_key(nth(u, i)) < o.hi[r];
+			     i++) {
+				struct sy_jump_entry *e = &u->start[u->index ? u->index[i] : i];
+
+				if (!(e->key & SY_ENTRY_DEAD)) {
+					e->key |= SY_ENTRY_DEAD;
+					dead++;
+				}
+			}
+		}
+		if (dead)
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "%s is being unloaded, but %zu sites in the table "
+			       "at %p still use its keys: they keep their current "
+			       "form and are never patched again",
+			       info.dli_fname ? info.dli_fname : "an object", dead,
+			       (void *)u->start);
+	}
+}
+
 int sy__unregister_jump_table(struct sy_jump_entry *start,
 			      struct sy_jump_entry *stop)
 {
@@ -532,6 +696,7 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 	for (pp = &tables; (t = *pp); pp = &t->next) {
 		if (t->start == start) {
 			*pp = t->next;
+			kill_orphans(t);
 			account(t, -1);
 			free(t->index);
 			free(t);

@@ -65,6 +65,49 @@ static void close_dyn(void)
 	dyn_site = NULL;
 }
 
+/* ---- a table that outlives the object defining its key ------------------ */
+
+int sy__register_jump_table(struct sy_test_entry *start, struct sy_test_entry *stop);
+int sy__unregister_jump_table(struct sy_test_entry *start, struct sy_test_entry *stop);
+
+/*
+ * The dynamic linker keeps a key's object loaded while objects bound to it
+ * are (a symbol binding is a dependency), so the only way to get there is a
+ * table that names the key without a binding: built by hand here. When the
+ * defining object goes, the registry must report the orphaned site and
+ * never write it again, not even when a new object reuses the address.
+ */
+static void test_orphans(const char *path, int mode)
+{
+	static unsigned char code[16] = { 0xeb, 0x05 };	/* jmp +5, data only */
+	static struct sy_test_entry fake[1] __attribute__((aligned(16)));
+	unsigned char before[2];
+
+	open_dyn(path, mode);
+	void *own = dlsym(dyn, "libdyn_own_key");
+	CHECK(own != NULL);
+	fake[0].code = (int)((intptr_t)code - (intptr_t)&fake[0].code);
+	fake[0].target = (int)((intptr_t)(code + 7) - (intptr_t)&fake[0].target);
+	fake[0].key = (uintptr_t)own;
+	switchyard_set_log(sy_test_log, NULL);
+	sy_test_log_all[0] = 0;
+	CHECK_EQ(sy__register_jump_table(fake, fake + 1), 0);
+	CHECK_EQ(code[0], 0xa8);	/* disabled key: TEST8 */
+	close_dyn();
+	CHECK(strstr(sy_test_log_all, "is being unloaded") != NULL);
+	memcpy(before, code, 2);
+	/* A new object, perhaps at the same address: the dead site stays. */
+	open_dyn(path, mode);
+	own = dlsym(dyn, "libdyn_own_key");
+	CHECK_EQ(static_branch_enable((struct static_key_false *)own), 0);
+	CHECK(!memcmp(before, code, 2));
+	CHECK_EQ(static_branch_disable((struct static_key_false *)own), 0);
+	CHECK(!memcmp(before, code, 2));
+	close_dyn();
+	CHECK_EQ(sy__unregister_jump_table(fake, fake + 1), 0);
+	switchyard_set_log(NULL, NULL);
+}
+
 /* ---- dlopen/dlclose cycles while another thread flips ------------------ */
 
 static atomic_bool stop;
@@ -191,6 +234,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(libkey_set_hidden(1), 0);
 	CHECK_EQ(libkey_hidden_site(), 1);
 
+	test_orphans(path, mode);
 	if (ncycles)
 		cycles(path, mode, ncycles);
 	return sy_test_done(mode == RTLD_GLOBAL ? "dso (RTLD_GLOBAL)" : "dso (RTLD_LOCAL)");
