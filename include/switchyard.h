@@ -9,5 +9,6 @@
 
 #include <switchyard/core.h>
 #include <switchyard/static_key.h>
+#include <switchyard/introspect.h>
 
 #endif /* SWITCHYARD_H */

@@ -145,6 +145,17 @@ SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
 SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 					     struct sy_jump_entry *stop);
 
+/* Visit every live site of every registered object (patch lock held), with
+ * its object's file and load bias. */
+typedef void (*sy_site_visit)(const struct sy_jump_entry *e, const char *path,
+			      uintptr_t bias, void *arg);
+SY_HIDDEN void sy_registry_visit(sy_site_visit fn, void *arg);
+/* The first shared object (not the executable) whose dynamic symbols
+ * define name: its path, malloc'ed, or NULL. */
+SY_HIDDEN char *sy_definer_of(const char *name);
+/* The file (malloc'ed) and load bias of the object mapping addr. */
+SY_HIDDEN int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias);
+
 /* ---- deferred keys (deferred.c) ------------------------------------------ */
 SY_HIDDEN int sy_key_dec(struct static_key *key);
 

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "internal.h"
@@ -26,6 +27,8 @@ struct sy_table {
 	struct sy_table *next;
 	struct sy_jump_entry *start;
 	uint32_t *index;	/* entries in (key, code) order; NULL: identity */
+	char *path;		/* the object's file, for names; may be NULL */
+	uintptr_t bias;		/* its load bias */
 	size_t n;
 	size_t n_short, n_long, n_refused;
 };
@@ -378,16 +381,6 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 	}
 }
 
-/*
- * A key exported by a shared object can exist twice: the executable holds
- * a copy (a copy relocation: what gcc and clang emit for an extern variable
- * in PIE and non-PIE code alike), which is the program's instance, while a
- * library linked with -Bsymbolic, or whose key is protected, keeps using its
- * own. Flipping one then does not reach the sites that use the other: the
- * same split any exported variable suffers there. It cannot be repaired
- * from here, so it is reported once per key at registration, with the fix:
- * have the executable reach such keys through the GOT.
- */
 struct exe_lookup {
 	const char *name;
 	uintptr_t addr;		/* result, 0: not defined by the executable */
@@ -403,21 +396,19 @@ static uint32_t gnu_hash(const char *s)
 }
 
 /*
- * dl_iterate_phdr callback, main program only (the first entry): look the
- * name up in its dynamic symbol table through DT_GNU_HASH. Not dlsym():
- * dlsym(RTLD_DEFAULT) makes the calling object depend on wherever the
- * symbol is found, which would keep every dlopen'ed library that exports a
- * key loaded forever.
+ * Look name up in the dynamic symbol table of one loaded object, through
+ * its DT_GNU_HASH. Returns the run-time address of its definition, or 0.
+ * Not dlsym(): dlsym(RTLD_DEFAULT) makes the calling object depend on
+ * wherever the symbol is found, which would keep every dlopen'ed library
+ * that exports a key loaded forever.
  */
-static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static uintptr_t gnu_lookup(const struct dl_phdr_info *info, const char *name)
 {
-	struct exe_lookup *q = arg;
 	const ElfW(Dyn) *dyn = NULL;
 	const ElfW(Sym) *symtab = NULL;
 	const char *strtab = NULL;
 	const uint32_t *gh = NULL;
 
-	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
@@ -435,29 +426,132 @@ static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		else if (dyn->d_tag == DT_GNU_HASH)
 			gh = (const uint32_t *)p;
 	}
-	if (symtab && strtab && gh) {
-		uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
-		const uint32_t *buckets =
-			(const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
-		const uint32_t *chain = buckets + nbuckets;
-		uint32_t h = gnu_hash(q->name);
-		uint32_t i = nbuckets ? buckets[h % nbuckets] : 0;
+	if (!symtab || !strtab || !gh || !gh[0])
+		return 0;
 
-		for (; i >= symoffset && i; i++) {
-			uint32_t h2 = chain[i - symoffset];
-			const ElfW(Sym) *sym = &symtab[i];
+	uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
+	const uint32_t *buckets =
+		(const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t h = gnu_hash(name);
 
-			if ((h | 1) == (h2 | 1) &&
-			    !strcmp(q->name, strtab + sym->st_name)) {
-				if (sym->st_shndx != SHN_UNDEF)
-					q->addr = info->dlpi_addr + sym->st_value;
-				break;
-			}
-			if (h2 & 1)
-				break;
+	for (uint32_t i = buckets[h % nbuckets]; i && i >= symoffset; i++) {
+		uint32_t h2 = chain[i - symoffset];
+		const ElfW(Sym) *sym = &symtab[i];
+
+		if ((h | 1) == (h2 | 1) && !strcmp(name, strtab + sym->st_name))
+			return sym->st_shndx == SHN_UNDEF ? 0 :
+			       info->dlpi_addr + sym->st_value;
+		if (h2 & 1)
+			break;
+	}
+	return 0;
+}
+
+/* dl_iterate_phdr callback: the main program is the first object. */
+static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct exe_lookup *q = arg;
+
+	(void)size;
+	q->addr = gnu_lookup(info, q->name);
+	return 1;
+}
+
+/* dl_iterate_phdr callback: the first shared object (not the main
+ * program) that defines q->name. */
+struct lib_lookup {
+	const char *name;
+	const char *path;
+	int seen;
+};
+
+static int lib_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lib_lookup *q = arg;
+
+	(void)size;
+	if (q->seen++ == 0)
+		return 0;	/* the main program */
+	if (!gnu_lookup(info, q->name))
+		return 0;
+	q->path = info->dlpi_name;
+	return 1;
+}
+
+char *sy_definer_of(const char *name)
+{
+	struct lib_lookup q = { name, NULL, 0 };
+
+	dl_iterate_phdr(lib_lookup_cb, &q);
+	return q.path && q.path[0] ? strdup(q.path) : NULL;
+}
+
+/* dl_iterate_phdr callback: the object that maps q->addr. */
+struct obj_query {
+	uintptr_t addr;
+	const char *name;	/* dlpi_name: "" for the main program */
+	uintptr_t bias;
+	bool found;
+};
+
+static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct obj_query *q = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && q->addr >= lo &&
+		    q->addr < lo + ph->p_memsz) {
+			q->name = info->dlpi_name;
+			q->bias = info->dlpi_addr;
+			q->found = true;
+			return 1;
 		}
 	}
-	return 1;	/* the main program is the first object: stop */
+	return 0;
+}
+
+/*
+ * The file and load bias of the object that maps addr. *path is malloc'ed
+ * ("/proc/self/exe" resolved for the main program), or NULL.
+ */
+int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
+{
+	struct obj_query q = { addr, NULL, 0, false };
+
+	*path = NULL;
+	*bias = 0;
+	dl_iterate_phdr(obj_query_cb, &q);
+	if (!q.found)
+		return -ENOENT;
+	*bias = q.bias;
+	if (q.name && q.name[0]) {
+		*path = strdup(q.name);
+	} else {
+		char buf[4096];
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			*path = strdup(buf);
+		}
+	}
+	return *path ? 0 : -ENOMEM;
+}
+
+void sy_registry_visit(sy_site_visit fn, void *arg)
+{
+	for (struct sy_table *t = tables; t; t = t->next)
+		for (size_t i = 0; i < t->n; i++) {
+			const struct sy_jump_entry *e = nth(t, i);
+
+			if (sy_entry_key(e) && !(e->key & SY_ENTRY_DEAD))
+				fn(e, t->path, t->bias, arg);
+		}
 }
 
 /*
@@ -596,6 +690,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	t->n = n;
 	t->next = tables;
 	tables = t;
+	sy_object_of((uintptr_t)start, &t->path, &t->bias);
 	account(t, 1);
 	check_split_keys(t);
 out:
@@ -699,6 +794,7 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 			kill_orphans(t);
 			account(t, -1);
 			free(t->index);
+			free(t->path);
 			free(t);
 			break;
 		}

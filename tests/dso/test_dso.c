@@ -65,6 +65,85 @@ static void close_dyn(void)
 	dyn_site = NULL;
 }
 
+/* ---- introspection -------------------------------------------------------- */
+
+struct seen {
+	int shared, hidden, own;
+	size_t shared_sites;
+	int sites, in_exe, in_libkey, in_libuser, in_libdyn, jumping;
+};
+
+static int on_key(const struct switchyard_key_info *k, void *arg)
+{
+	struct seen *s = arg;
+
+	if (!strcmp(k->name, "shared_key")) {
+		s->shared++;
+		s->shared_sites = k->sites;
+		CHECK(strstr(k->object, "libkey") != NULL);
+		CHECK_EQ(k->enabled, static_key_enabled(&shared_key));
+		CHECK_EQ(k->count, static_key_count(&shared_key.key));
+		CHECK(k->key == &shared_key.key);
+	} else if (!strcmp(k->name, "libkey_hidden")) {
+		s->hidden++;	/* hidden: named from .symtab, not dladdr */
+		CHECK(strstr(k->object, "libkey") != NULL);
+	} else if (!strcmp(k->name, "libdyn_own_key")) {
+		s->own++;
+		CHECK(strstr(k->object, "libdyn") != NULL);
+	}
+	return 0;
+}
+
+static int on_site(const struct switchyard_site_info *site, void *arg)
+{
+	struct seen *s = arg;
+	const char *fn = site->function ? site->function : "";
+
+	s->sites++;
+	s->jumping += site->jumps;
+	CHECK(site->length == 2 || site->length == 5);
+	CHECK_EQ(site->likely, 0);
+	if (!strcmp(fn, "exe_site"))
+		s->in_exe++;
+	else if (!strcmp(fn, "libkey_site"))
+		s->in_libkey++;
+	else if (!strcmp(fn, "libuser_site"))
+		s->in_libuser++;
+	else if (!strcmp(fn, "libdyn_site"))
+		s->in_libdyn++;
+	else
+		fprintf(stderr, "site %p in %s (%s+%zu)\n", site->addr,
+			site->object, fn, site->offset);
+	return 0;
+}
+
+static void test_introspection(const char *path, int mode)
+{
+	struct seen s = { 0 };
+
+	open_dyn(path, mode);
+	CHECK_EQ(static_branch_enable(&shared_key), 0);
+	CHECK_EQ(switchyard_for_each_key(on_key, &s), 0);
+	CHECK_EQ(s.shared, 1);
+	CHECK_EQ(s.hidden, 1);
+	CHECK_EQ(s.own, 1);
+	CHECK_EQ(s.shared_sites, 4);	/* exe, libkey, libuser, libdyn */
+	CHECK_EQ(switchyard_for_each_site(&shared_key.key, on_site, &s), 0);
+	CHECK_EQ(s.sites, 4);
+	CHECK_EQ(s.jumping, 4);		/* enabled, unlikely: all jump */
+	CHECK(s.in_exe == 1 && s.in_libkey == 1 && s.in_libuser == 1 &&
+	      s.in_libdyn == 1);
+	CHECK_EQ(static_branch_disable(&shared_key), 0);
+	close_dyn();
+	/* gone with its object */
+	memset(&s, 0, sizeof(s));
+	CHECK_EQ(switchyard_for_each_key(on_key, &s), 0);
+	CHECK_EQ(s.own, 0);
+	CHECK_EQ(s.shared_sites, 3);
+	CHECK_EQ(switchyard_for_each_site(&shared_key.key, on_site, &s), 0);
+	CHECK_EQ(s.jumping, 0);
+}
+
 /* ---- a table that outlives the object defining its key ------------------ */
 
 int sy__register_jump_table(struct sy_test_entry *start, struct sy_test_entry *stop);
@@ -234,6 +313,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(libkey_set_hidden(1), 0);
 	CHECK_EQ(libkey_hidden_site(), 1);
 
+	test_introspection(path, mode);
 	test_orphans(path, mode);
 	if (ncycles)
 		cycles(path, mode, ncycles);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/introspect.h - what the registry knows: every key that has
+ * sites in a loaded object, and every site of a key.
+ *
+ * Include <switchyard.h> rather than this file.
+ */
+#ifndef SWITCHYARD_INTROSPECT_H
+#define SWITCHYARD_INTROSPECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <switchyard/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct static_key;
+
+struct switchyard_key_info {
+	const struct static_key *key;
+	/*
+	 * A stable name: the key's identifier ("tracing", "keys[3]"),
+	 * qualified by its object's file name when two keys would share it
+	 * ("libfoo.so:tracing"); "key@0x..." when no symbol covers it.
+	 */
+	const char *name;
+	const char *object;	/* path of the object that defines it */
+	int enabled;		/* static_key_enabled() */
+	int count;		/* static_key_count() */
+	size_t sites;		/* in every registered object */
+};
+
+struct switchyard_site_info {
+	const void *addr;
+	const char *object;	/* path of the object holding the site */
+	const char *function;	/* the function holding it, or NULL */
+	size_t offset;		/* from the start of that function */
+	int length;		/* 2 or 5 (x86-64) */
+	int jumps;		/* 1: the site jumps now, 0: falls through */
+	int likely;		/* 1: a static_branch_likely() site */
+};
+
+typedef int (*switchyard_key_fn)(const struct switchyard_key_info *key,
+				 void *arg);
+typedef int (*switchyard_site_fn)(const struct switchyard_site_info *site,
+				  void *arg);
+
+/*
+ * switchyard_for_each_key - call fn for every key that has sites in a
+ * registered object, in address order. A snapshot: taken under the patch
+ * lock, then fn is called without it (fn may change keys; the strings live
+ * until fn returns). A nonzero return from fn stops the walk and is
+ * returned. Returns 0, or -ENOMEM, or fn's value. Thread-safe.
+ */
+SWITCHYARD_API int switchyard_for_each_key(switchyard_key_fn fn, void *arg);
+
+/*
+ * switchyard_for_each_site - the same for every site of one key, in
+ * address order within each object. Thread-safe.
+ */
+SWITCHYARD_API int switchyard_for_each_site(const struct static_key *key,
+					    switchyard_site_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWITCHYARD_INTROSPECT_H */

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elf.c - the symbols of an ELF file, for names: of keys (hidden and static
+ * ones are only in .symtab, which dladdr() does not read) and of the
+ * functions holding sites.
+ *
+ * The file is untrusted input (it may be truncated, or not what the mapping
+ * was made from): every offset and size is checked against the file before
+ * use, and a malformed file gives -ENOEXEC, never a crash.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sy_elf.h"
+
+static int cmp_sym(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct sy_sym *)a)->addr;
+	uintptr_t y = ((const struct sy_sym *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* [off, off + len) lies inside a file of `size` bytes. */
+static bool in_file(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static int parse(const uint8_t *img, size_t size, uintptr_t bias,
+		 struct sy_syms *out)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh, *symsec = NULL, *strsec;
+	size_t nsyms, strsize, pool = 0, n = 0;
+
+	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size) ||
+	    eh->e_shoff % _Alignof(Elf64_Shdr))
+		return -ENOEXEC;
+	sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	/* .symtab has everything; a stripped file still has .dynsym */
+	for (int pass = 0; pass < 2 && !symsec; pass++)
+		for (unsigned i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB)) {
+				symsec = &sh[i];
+				break;
+			}
+	if (!symsec)
+		return -ENOENT;
+	if (symsec->sh_link >= eh->e_shnum || symsec->sh_entsize != sizeof(Elf64_Sym) ||
+	    !in_file(symsec->sh_offset, symsec->sh_size, size) ||
+	    symsec->sh_offset % _Alignof(Elf64_Sym))
+		return -ENOEXEC;
+	strsec = &sh[symsec->sh_link];
+	if (strsec->sh_type != SHT_STRTAB ||
+	    !in_file(strsec->sh_offset, strsec->sh_size, size))
+		return -ENOEXEC;
+	nsyms = symsec->sh_size / sizeof(Elf64_Sym);
+	strsize = strsec->sh_size;
+
+	const Elf64_Sym *sym = (const Elf64_Sym *)(img + symsec->sh_offset);
+	const char *str = (const char *)(img + strsec->sh_offset);
+
+	/* Count what we keep and the bytes of their names. */
+	for (size_t i = 0; i < nsyms; i++) {
+		unsigned type = ELF64_ST_TYPE(sym[i].st_info);
+		const char *end;
+
+		if ((type != STT_OBJECT && type != STT_FUNC) ||
+		    sym[i].st_shndx == SHN_UNDEF || sym[i].st_name >= strsize)
+			continue;
+		end = memchr(str + sym[i].st_name, 0, strsize - sym[i].st_name);
+		if (!end)
+			return -ENOEXEC;	/* name runs off the table */
+		pool += (size_t)(end - (str + sym[i].st_name)) + 1;
+		n++;
+	}
+	out->v = malloc(n ? n * sizeof(*out->v) : 1);
+	out->names = malloc(pool ? pool : 1);
+	if (!out->v || !out->names) {
+		sy_syms_free(out);
+		return -ENOMEM;
+	}
+	pool = 0;
+	for (size_t i = 0; i < nsyms; i++) {
+		unsigned type = ELF64_ST_TYPE(sym[i].st_info);
+		size_t len;
+
+		if ((type != STT_OBJECT && type != STT_FUNC) ||
+		    sym[i].st_shndx == SHN_UNDEF || sym[i].st_name >= strsize)
+			continue;
+		len = strlen(str + sym[i].st_name) + 1;
+		memcpy(out->names + pool, str + sym[i].st_name, len);
+		out->v[out->n].addr = bias + sym[i].st_value;
+		out->v[out->n].size = sym[i].st_size;
+		out->v[out->n].name = (const char *)(uintptr_t)pool; /* fixed below */
+		out->v[out->n].func = type == STT_FUNC;
+		out->n++;
+		pool += len;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		out->v[i].name = out->names + (uintptr_t)out->v[i].name;
+	qsort(out->v, out->n, sizeof(*out->v), cmp_sym);
+	return 0;
+}
+
+int sy_syms_load(const char *path, uintptr_t bias, struct sy_syms *out)
+{
+	struct stat st;
+	void *img;
+	int fd, r;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (img == MAP_FAILED)
+		return -errno;
+	r = parse(img, (size_t)st.st_size, bias, out);
+	munmap(img, (size_t)st.st_size);
+	return r;
+}
+
+int sy_syms_parse(const void *img, size_t size, uintptr_t bias,
+		  struct sy_syms *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (((uintptr_t)img % _Alignof(Elf64_Ehdr)))
+		return -EINVAL;
+	return parse(img, size, bias, out);
+}
+
+const struct sy_sym *sy_syms_find(const struct sy_syms *s, uintptr_t addr,
+				  bool func)
+{
+	size_t lo = 0, hi = s->n;
+
+	/* last symbol starting at or before addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* symbols may share an address or nest; look back a little */
+	for (size_t i = lo; i-- > 0 && lo - i <= 16;) {
+		const struct sy_sym *y = &s->v[i];
+
+		if (y->func == func && addr >= y->addr &&
+		    (addr < y->addr + y->size || (y->size == 0 && addr == y->addr)))
+			return y;
+	}
+	return NULL;
+}
+
+void sy_syms_free(struct sy_syms *s)
+{
+	free(s->v);
+	free(s->names);
+	memset(s, 0, sizeof(*s));
+}

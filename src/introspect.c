@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * introspect.c - switchyard_for_each_key() and switchyard_for_each_site():
+ * a snapshot of the registry taken under the patch lock, named from the
+ * objects' symbol tables, handed to the caller's function without the lock.
+ */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sy_elf.h"
+
+/* ---- symbols, per object file, for the duration of one call ------------ */
+
+struct sym_cache {
+	char *path;
+	uintptr_t bias;
+	struct sy_syms syms;
+	int err;
+};
+
+static const struct sy_syms *syms_for(struct sym_cache *c, const char *path,
+				      uintptr_t bias)
+{
+	if (!path)
+		return NULL;
+	if (!c->path || strcmp(c->path, path) || c->bias != bias) {
+		free(c->path);
+		sy_syms_free(&c->syms);
+		c->path = strdup(path);
+		c->bias = bias;
+		c->err = c->path ? sy_syms_load(path, bias, &c->syms) : -ENOMEM;
+	}
+	return c->err ? NULL : &c->syms;
+}
+
+static void sym_cache_free(struct sym_cache *c)
+{
+	free(c->path);
+	sy_syms_free(&c->syms);
+}
+
+/* ---- keys ---------------------------------------------------------------- */
+
+static int first_bias_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(uintptr_t *)arg = info->dlpi_addr;
+	return 1;
+}
+
+/* The load bias of the main program (0 when it is not PIE). */
+static uintptr_t exe_bias(void)
+{
+	uintptr_t b = 0;
+
+	dl_iterate_phdr(first_bias_cb, &b);
+	return b;
+}
+
+struct key_row {
+	const struct static_key *key;
+	size_t sites;
+	char *name, *object;
+};
+
+struct key_snap {
+	struct key_row *v;
+	size_t n, cap;
+	int err;
+};
+
+static void add_key_site(const struct sy_jump_entry *e, const char *path,
+			 uintptr_t bias, void *arg)
+{
+	struct key_snap *s = arg;
+	const struct static_key *key = sy_entry_key(e);
+
+	(void)path;
+	(void)bias;
+	/* tables are indexed by key: a key's sites arrive together per table */
+	for (size_t i = s->n; i-- > 0 && i + 8 >= s->n;)
+		if (s->v[i].key == key) {
+			s->v[i].sites++;
+			return;
+		}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct key_row *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct key_row){ key, 1, NULL, NULL };
+}
+
+static int cmp_key_row(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct key_row *)a)->key;
+	uintptr_t y = (uintptr_t)((const struct key_row *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct key_row *x = *(struct key_row *const *)a;
+	const struct key_row *y = *(struct key_row *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* "name", "name[3]", "name+0x20" or "key@0x..." */
+static char *key_name(struct sym_cache *c, const struct static_key *key,
+		      const char *path, uintptr_t bias)
+{
+	const struct sy_syms *syms = syms_for(c, path, bias);
+	const struct sy_sym *y = syms ? sy_syms_find(syms, (uintptr_t)key, false) : NULL;
+	char buf[512];
+
+	if (!y) {
+		snprintf(buf, sizeof(buf), "key@%p", (const void *)key);
+	} else {
+		size_t off = (uintptr_t)key - y->addr;
+
+		if (!off)
+			snprintf(buf, sizeof(buf), "%s", y->name);
+		else if (off % sizeof(struct static_key) == 0 &&
+			 y->size % sizeof(struct static_key) == 0)
+			snprintf(buf, sizeof(buf), "%s[%zu]", y->name,
+				 off / sizeof(struct static_key));
+		else
+			snprintf(buf, sizeof(buf), "%s+%#zx", y->name, off);
+	}
+	return strdup(buf);
+}
+
+static void free_keys(struct key_snap *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		free(s->v[i].object);
+	}
+	free(s->v);
+}
+
+static int snapshot_keys(struct key_snap *s)
+{
+	struct sym_cache c = { 0 };
+	size_t w = 0;
+
+	sy_registry_visit(add_key_site, s);
+	if (s->err)
+		return s->err;
+	/* merge the runs of the same key from different tables */
+	qsort(s->v, s->n, sizeof(*s->v), cmp_key_row);
+	for (size_t i = 0; i < s->n; i++) {
+		if (w && s->v[w - 1].key == s->v[i].key)
+			s->v[w - 1].sites += s->v[i].sites;
+		else
+			s->v[w++] = s->v[i];
+	}
+	s->n = w;
+	for (size_t i = 0; i < s->n; i++) {
+		uintptr_t bias;
+		Dl_info dl;
+
+		sy_object_of((uintptr_t)s->v[i].key, &s->v[i].object, &bias);
+		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias);
+		if (!s->v[i].name) {
+			sym_cache_free(&c);
+			return -ENOMEM;
+		}
+		/*
+		 * An exported key used by the executable lives in the
+		 * executable (a copy relocation made at load time), but it
+		 * is defined by the library that exports it: name that one.
+		 */
+		if (bias == exe_bias() && dladdr(s->v[i].key, &dl) && dl.dli_sname &&
+		    dl.dli_saddr == (void *)s->v[i].key) {
+			char *lib = sy_definer_of(dl.dli_sname);
+
+			if (lib) {
+				free(s->v[i].object);
+				s->v[i].object = lib;
+			}
+		}
+	}
+	sym_cache_free(&c);
+
+	/* two keys with one name: qualify both by their object's file name */
+	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		by[i] = &s->v[i];
+	qsort(by, s->n, sizeof(*by), cmp_name);
+	bool *dup = calloc(s->n ? s->n : 1, sizeof(*dup));
+
+	if (!dup) {
+		free(by);
+		return -ENOMEM;
+	}
+	for (size_t i = 1; i < s->n; i++)
+		if (!strcmp(by[i]->name, by[i - 1]->name))
+			dup[i] = dup[i - 1] = true;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!dup[i] || !by[i]->object)
+			continue;
+		const char *base = strrchr(by[i]->object, '/');
+		size_t len = strlen(by[i]->name) + strlen(by[i]->object) + 2;
+		char *q = malloc(len);
+
+		if (q) {
+			snprintf(q, len, "%s:%s", base ? base + 1 : by[i]->object,
+				 by[i]->name);
+			free(by[i]->name);
+			by[i]->name = q;
+		}
+	}
+	free(dup);
+	free(by);
+	return 0;
+}
+
+static int for_each_key_locked(struct key_snap *s)
+{
+	int r;
+
+	sy_lock();
+	r = snapshot_keys(s);
+	sy_unlock();
+	return r;
+}
+
+int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
+{
+	struct key_snap s = { NULL, 0, 0, 0 };
+	int r = sy_enter();
+
+	if (r)
+		return r;
+	if (sy_lock_held())
+		r = snapshot_keys(&s);
+	else
+		r = for_each_key_locked(&s);
+	sy_leave();	/* fn may call back into switchyard */
+	for (size_t i = 0; !r && i < s.n; i++) {
+		struct static_key *k = (struct static_key *)s.v[i].key;
+		struct switchyard_key_info info = {
+			k, s.v[i].name, s.v[i].object ? s.v[i].object : "?",
+			static_key_enabled(k), static_key_count(k), s.v[i].sites,
+		};
+
+		r = fn(&info, arg);
+	}
+	free_keys(&s);
+	return r;
+}
+
+/* ---- sites --------------------------------------------------------------- */
+
+struct site_row {
+	const struct sy_jump_entry *e;
+	const char *path;	/* the registry's copy: valid under the lock */
+	uintptr_t bias;
+};
+
+struct site_snap {
+	const struct static_key *key;
+	struct site_row *v;
+	size_t n, cap;
+	struct switchyard_site_info *info;
+	char **strs;
+	int err;
+};
+
+static void add_site(const struct sy_jump_entry *e, const char *path,
+		     uintptr_t bias, void *arg)
+{
+	struct site_snap *s = arg;
+
+	if (sy_entry_key(e) != s->key || s->err)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct site_row *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v) {
+			s->err = -ENOMEM;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct site_row){ e, path, bias };
+}
+
+/* Fill s->info (and the strings it points to) under the lock. */
+static int describe_sites(struct site_snap *s)
+{
+	struct sym_cache c = { 0 };
+
+	sy_registry_visit(add_site, s);
+	if (s->err)
+		return s->err;
+	s->info = calloc(s->n ? s->n : 1, sizeof(*s->info));
+	s->strs = calloc(2 * (s->n ? s->n : 1), sizeof(*s->strs));
+	if (!s->info || !s->strs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sy_jump_entry *e = s->v[i].e;
+		const uint8_t *code = (const uint8_t *)sy_entry_code(e);
+		const struct sy_syms *syms = syms_for(&c, s->v[i].path, s->v[i].bias);
+		const struct sy_sym *f = syms ? sy_syms_find(syms, (uintptr_t)code, true) : NULL;
+		uint8_t jump[SY_ARCH_MAX_INSN];
+
+		s->strs[2 * i] = s->v[i].path ? strdup(s->v[i].path) : NULL;
+		s->strs[2 * i + 1] = f ? strdup(f->name) : NULL;
+		sy_arch_jump_encode((uintptr_t)code, sy_entry_target(e),
+				    sy_entry_len(e), true, jump);
+		s->info[i] = (struct switchyard_site_info){
+			code, s->strs[2 * i] ? s->strs[2 * i] : "?",
+			s->strs[2 * i + 1], f ? (size_t)((uintptr_t)code - f->addr) : 0,
+			(int)sy_entry_len(e), code[0] == jump[0],
+			sy_entry_branch(e),
+		};
+	}
+	sym_cache_free(&c);
+	return 0;
+}
+
+static int describe_sites_locked(struct site_snap *s)
+{
+	int r;
+
+	sy_lock();
+	r = describe_sites(s);
+	sy_unlock();
+	return r;
+}
+
+int switchyard_for_each_site(const struct static_key *key,
+			     switchyard_site_fn fn, void *arg)
+{
+	struct site_snap s = { key, NULL, 0, 0, NULL, NULL, 0 };
+	int r = sy_enter();
+
+	if (r)
+		return r;
+	if (sy_lock_held())
+		r = describe_sites(&s);
+	else
+		r = describe_sites_locked(&s);
+	sy_leave();
+	for (size_t i = 0; !r && i < s.n; i++)
+		r = fn(&s.info[i], arg);
+	for (size_t i = 0; s.strs && i < 2 * s.n; i++)
+		free(s.strs[i]);
+	free(s.strs);
+	free(s.info);
+	free(s.v);
+	return r;
+}
