@@ -734,6 +734,10 @@ static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!mine)
 		return 0;
+	/* The main program is never unmapped before the process ends: its
+	 * keys (copy-relocated ones included) outlive every table. */
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 1;
 	for (int i = 0; i < info->dlpi_phnum && o->n < 16; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 

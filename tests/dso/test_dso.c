@@ -183,8 +183,20 @@ static void test_orphans(const char *path, int mode)
 	CHECK_EQ(static_branch_disable((struct static_key_false *)own), 0);
 	CHECK(!memcmp(before, code, 2));
 	close_dyn();
+	/* Unregistering a table of the executable kills nothing: the
+	 * executable's keys (shared_key's copy among them) stay. */
 	CHECK_EQ(sy__unregister_jump_table(fake, fake + 1), 0);
 	switchyard_set_log(NULL, NULL);
+	{
+		struct seen s = { 0 };
+
+		CHECK_EQ(switchyard_for_each_key(on_key, &s), 0);
+		CHECK_EQ(s.shared_sites, 3);
+	}
+	CHECK_EQ(static_branch_enable(&shared_key), 0);
+	check_all(1);
+	CHECK_EQ(static_branch_disable(&shared_key), 0);
+	check_all(0);
 }
 
 /* ---- dlopen/dlclose cycles while another thread flips ------------------ */
@@ -246,6 +258,59 @@ static void cycles(const char *path, int mode, long n)
 	CHECK(n < 100 || checked > 0);
 	CHECK_EQ(b.objects, a.objects);	/* every libdyn table went away */
 	CHECK_EQ(b.sites, a.sites);
+}
+
+/* Two threads open and close libdyn concurrently while the flipper runs:
+ * registration and unregistration race with each other and with changes. */
+struct par_arg {
+	const char *path;
+	int mode;
+	long n;
+	long bad;
+};
+
+static void *par_cycles(void *argp)
+{
+	struct par_arg *a = argp;
+
+	for (long i = 0; i < a->n; i++) {
+		void *h = dlopen(a->path, RTLD_NOW | a->mode);
+		int (*site)(void) = h ? (int (*)(void))dlsym(h, "libdyn_site") : NULL;
+
+		if (!site) {
+			a->bad++;
+			continue;
+		}
+		int v = site();
+		if (v != 0 && v != 1)
+			a->bad++;
+		dlclose(h);
+	}
+	return NULL;
+}
+
+static void parallel_cycles(const char *path, int mode, long n)
+{
+	pthread_t f, t[2];
+	struct par_arg a[2] = { { path, mode, n / 2, 0 }, { path, mode, n / 2, 0 } };
+	struct switchyard_stats s0, s1;
+
+	switchyard_get_stats(&s0);
+	atomic_store(&stop, false);
+	pthread_create(&f, NULL, flipper, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, par_cycles, &a[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&stop, true);
+	pthread_join(f, NULL);
+	switchyard_get_stats(&s1);
+	CHECK_EQ(a[0].bad + a[1].bad, 0);
+	CHECK_EQ(s1.objects, s0.objects);
+	CHECK_EQ(s1.sites, s0.sites);
+	/* every remaining site agrees with its key */
+	check_all(static_key_enabled(&shared_key));
+	printf("%ld dlopen/dlclose cycles from 2 threads while flipping: ok\n", n);
 }
 
 int main(int argc, char **argv)
@@ -315,7 +380,9 @@ int main(int argc, char **argv)
 
 	test_introspection(path, mode);
 	test_orphans(path, mode);
-	if (ncycles)
+	if (ncycles) {
 		cycles(path, mode, ncycles);
+		parallel_cycles(path, mode, ncycles);
+	}
 	return sy_test_done(mode == RTLD_GLOBAL ? "dso (RTLD_GLOBAL)" : "dso (RTLD_LOCAL)");
 }
