@@ -45,6 +45,23 @@ static void sym_cache_free(struct sym_cache *c)
 	sy_syms_free(&c->syms);
 }
 
+/* Room for one more element in a doubling array; false when out of memory. */
+static bool grow(void *vp, size_t *cap, size_t n, size_t elem)
+{
+	void **v = vp;
+
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? 2 * *cap : 64;
+	void *nv = realloc(*v, c * elem);
+
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = c;
+	return true;
+}
+
 /* ---- keys ---------------------------------------------------------------- */
 
 static int first_bias_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -89,16 +106,9 @@ static void add_key_site(const struct sy_jump_entry *e, const char *path,
 			s->v[i].sites++;
 			return;
 		}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct key_row *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v) {
-			s->err = -ENOMEM;
-			return;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (!grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
+		s->err = -ENOMEM;
+		return;
 	}
 	s->v[s->n++] = (struct key_row){ key, 1, NULL, NULL };
 }
@@ -292,16 +302,9 @@ static void add_site(const struct sy_jump_entry *e, const char *path,
 
 	if (sy_entry_key(e) != s->key || s->err)
 		return;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct site_row *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v) {
-			s->err = -ENOMEM;
-			return;
-		}
-		s->v = v;
-		s->cap = cap;
+	if (!grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
+		s->err = -ENOMEM;
+		return;
 	}
 	s->v[s->n++] = (struct site_row){ e, path, bias };
 }
