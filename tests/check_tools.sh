@@ -26,10 +26,10 @@ valgrind)
 	out=$(mktemp)
 	trap 'rm -f "$out"' EXIT
 	timeout 600 $vg "$bin/test_static_key" >"$out" 2>&1
-	rc=$?; tail -1 "$out"
+	rc=$?; grep -E "CHECK failed" "$out"; tail -1 "$out"
 	[ $rc -eq 0 ] || { echo "FAIL: test_static_key under valgrind (exit $rc)"; exit 1; }
 	SY_STRESS_ALLOW_WX=1 timeout 600 $vg "$bin/test_stress" 3 50 >"$out" 2>&1
-	rc=$?; tail -2 "$out"
+	rc=$?; grep -E "CHECK failed" "$out"; tail -2 "$out"
 	[ $rc -eq 0 ] || { echo "FAIL: test_stress under valgrind (exit $rc)"; exit 1; }
 	echo PASS;;
 *) echo "usage: $0 gdb|valgrind BINDIR"; exit 2;;

@@ -281,6 +281,11 @@ static void test_deferred(void)
 	for (int i = 0; i < 5000 && static_key_enabled(&dk_true.key); i++)
 		usleep(1000);
 	CHECK(!static_key_enabled(&dk_true.key));
+	/* The count drops to 0 before the sites are written (the kernel's
+	 * order): the worker may still be patching. It holds the patch lock
+	 * until done, so taking the lock waits for it. */
+	CHECK_EQ(switchyard_patch_lock(), 0);
+	CHECK_EQ(switchyard_patch_unlock(), 0);
 	CHECK(!t_dk_true());
 	sy_test_check_sites(&dk_true.key.key);
 
