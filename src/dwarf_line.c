@@ -10,9 +10,10 @@
  * The file is untrusted input (it may be truncated, corrupt, or not what
  * the mapping was made from): every length, offset and count is checked
  * against the bytes that hold it before use, every loop consumes input on
- * each turn, and a malformed file gives -ENOEXEC, never a crash. Parsing
- * is linear in the size of the file: a row costs at least one byte of
- * line program, and the file names built are capped by a budget.
+ * each turn, and a malformed file gives -ENOEXEC, never a crash. Time and
+ * memory are bounded by the size of the file: a row costs at least one
+ * byte of line program, a table entry at least one byte of header, and
+ * the bytes of file names built are capped by a budget.
  *
  * From a path the sections are read with pread() rather than mapped: a
  * mapped file that another process truncates (a rebuild) would raise
@@ -433,6 +434,13 @@ static size_t hash_name(const char *s)
 	return (size_t)h;
 }
 
+/*
+ * Probes of the hash before giving up. Names made to collide (the file is
+ * untrusted) would otherwise make every insertion walk one long run; past
+ * this many, a name is just not entered, and so not deduplicated.
+ */
+#define MAX_PROBES 32
+
 /* The index in files[] of name, which is malloc()ed and now ours: units
  * share headers (stdio.h, ...), each is kept once. */
 static int intern(struct build *b, char *name, uint32_t *idx)
@@ -440,39 +448,45 @@ static int intern(struct build *b, char *name, uint32_t *idx)
 	struct sy_lines *o = b->out;
 	size_t h, mask;
 	char **files;
+	int i;
 
 	if (o->nfiles >= UINT32_MAX - 1)
 		goto fail_exec;
-	/* at most half full, so a probe always ends at a free slot */
+	/* kept at most half full, so runs stay short */
 	if ((o->nfiles + 1) * 2 > b->nslots) {
 		size_t n = b->nslots ? b->nslots * 2 : 64;
 		uint32_t *slots = calloc(n, sizeof(*slots));
 
 		if (!slots)
 			goto fail_nomem;
-		for (size_t i = 0; i < o->nfiles; i++) {
-			h = hash_name(o->files[i]) & (n - 1);
-			while (slots[h])
+		for (size_t k = 0; k < o->nfiles; k++) {
+			h = hash_name(o->files[k]) & (n - 1);
+			for (i = 0; i < MAX_PROBES && slots[h]; i++)
 				h = (h + 1) & (n - 1);
-			slots[h] = (uint32_t)i + 1;
+			if (i < MAX_PROBES)
+				slots[h] = (uint32_t)k + 1;
 		}
 		free(b->slots);
 		b->slots = slots;
 		b->nslots = n;
 	}
 	mask = b->nslots - 1;
-	for (h = hash_name(name) & mask; b->slots[h]; h = (h + 1) & mask)
+	h = hash_name(name) & mask;
+	for (i = 0; i < MAX_PROBES && b->slots[h]; i++) {
 		if (!strcmp(o->files[b->slots[h] - 1], name)) {
 			free(name);
 			*idx = b->slots[h] - 1;
 			return 0;
 		}
+		h = (h + 1) & mask;
+	}
 	files = grow(o->files, &b->files_cap, o->nfiles + 1, sizeof(*files));
 	if (!files)
 		goto fail_nomem;
 	o->files = files;
 	o->files[o->nfiles] = name;
-	b->slots[h] = (uint32_t)o->nfiles + 1;
+	if (i < MAX_PROBES)
+		b->slots[h] = (uint32_t)o->nfiles + 1;
 	*idx = (uint32_t)o->nfiles++;
 	return 0;
 fail_exec:

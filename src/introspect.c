@@ -4,7 +4,6 @@
  * a snapshot of the registry taken under the patch lock, named from the
  * objects' symbol tables, handed to the caller's function without the lock.
  */
-#define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sy_dwarf.h"
 #include "sy_elf.h"
 
 /* ---- symbols, per object file, for the duration of one call ------------ */
@@ -43,6 +43,35 @@ static void sym_cache_free(struct sym_cache *c)
 {
 	free(c->path);
 	sy_syms_free(&c->syms);
+}
+
+/* The same for line tables. */
+struct line_cache {
+	char *path;
+	uintptr_t bias;
+	struct sy_lines lines;
+	int err;
+};
+
+static const struct sy_lines *lines_for(struct line_cache *c, const char *path,
+					uintptr_t bias)
+{
+	if (!path)
+		return NULL;
+	if (!c->path || strcmp(c->path, path) || c->bias != bias) {
+		free(c->path);
+		sy_lines_free(&c->lines);
+		c->path = strdup(path);
+		c->bias = bias;
+		c->err = c->path ? sy_lines_load(path, bias, &c->lines) : -ENOMEM;
+	}
+	return c->err ? NULL : &c->lines;
+}
+
+static void line_cache_free(struct line_cache *c)
+{
+	free(c->path);
+	sy_lines_free(&c->lines);
 }
 
 /* Room for one more element in a doubling array; false when out of memory. */
@@ -313,12 +342,13 @@ static void add_site(const struct sy_jump_entry *e, const char *path,
 static int describe_sites(struct site_snap *s)
 {
 	struct sym_cache c = { 0 };
+	struct line_cache lc = { 0 };
 
 	sy_registry_visit(add_site, s);
 	if (s->err)
 		return s->err;
 	s->info = calloc(s->n ? s->n : 1, sizeof(*s->info));
-	s->strs = calloc(2 * (s->n ? s->n : 1), sizeof(*s->strs));
+	s->strs = calloc(3 * (s->n ? s->n : 1), sizeof(*s->strs));
 	if (!s->info || !s->strs)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
@@ -328,18 +358,25 @@ static int describe_sites(struct site_snap *s)
 		const struct sy_sym *f = syms ? sy_syms_find(syms, (uintptr_t)code, true) : NULL;
 		uint8_t jump[SY_ARCH_MAX_INSN];
 
-		s->strs[2 * i] = s->v[i].path ? strdup(s->v[i].path) : NULL;
-		s->strs[2 * i + 1] = f ? strdup(f->name) : NULL;
+		const struct sy_lines *lines = lines_for(&lc, s->v[i].path, s->v[i].bias);
+		const struct sy_line_row *row = lines ? sy_lines_find(lines, (uintptr_t)code) : NULL;
+
+		s->strs[3 * i] = s->v[i].path ? strdup(s->v[i].path) : NULL;
+		s->strs[3 * i + 1] = f ? strdup(f->name) : NULL;
+		s->strs[3 * i + 2] = row && row->line && row->file < lines->nfiles ?
+				     strdup(lines->files[row->file]) : NULL;
 		sy_arch_jump_encode((uintptr_t)code, sy_entry_target(e),
 				    sy_entry_len(e), true, jump);
 		s->info[i] = (struct switchyard_site_info){
-			code, s->strs[2 * i] ? s->strs[2 * i] : "?",
-			s->strs[2 * i + 1], f ? (size_t)((uintptr_t)code - f->addr) : 0,
+			code, s->strs[3 * i] ? s->strs[3 * i] : "?",
+			s->strs[3 * i + 1], f ? (size_t)((uintptr_t)code - f->addr) : 0,
 			(int)sy_entry_len(e), code[0] == jump[0],
-			sy_entry_branch(e),
+			sy_entry_branch(e), s->strs[3 * i + 2],
+			s->strs[3 * i + 2] ? row->line : 0,
 		};
 	}
 	sym_cache_free(&c);
+	line_cache_free(&lc);
 	return 0;
 }
 
@@ -368,7 +405,7 @@ int switchyard_for_each_site(const struct static_key *key,
 	sy_leave();
 	for (size_t i = 0; !r && i < s.n; i++)
 		r = fn(&s.info[i], arg);
-	for (size_t i = 0; s.strs && i < 2 * s.n; i++)
+	for (size_t i = 0; s.strs && i < 3 * s.n; i++)
 		free(s.strs[i]);
 	free(s.strs);
 	free(s.info);

@@ -310,8 +310,10 @@ static uint8_t chunk[CHUNK + 16];	/* patch lock held; +16: see chunk_put */
  * (fixed-size memcpy compiles to plain moves, not a call to the
  * interceptor).
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#if defined(__SANITIZE_ADDRESS__)		/* gcc */
+#define SY_ASAN 1
+#elif defined(__has_feature)			/* clang */
+#if __has_feature(address_sanitizer)
 #define SY_ASAN 1
 #endif
 #endif

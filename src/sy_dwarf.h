@@ -11,7 +11,8 @@
 
 struct sy_line_row {
 	uintptr_t addr;		/* run-time address (table address + bias) */
-	uint32_t line;		/* 0: end of a sequence, no line from here */
+	uint32_t line;		/* 0: no line from here (the end of a
+				 * sequence, or code a compiler gave line 0) */
 	uint32_t file;		/* index into sy_lines.files[] */
 };
 
@@ -30,7 +31,7 @@ struct sy_lines {
  * On error *out is empty (and safe to free). */
 __attribute__((visibility("hidden")))
 int sy_lines_load(const char *path, uintptr_t bias, struct sy_lines *out);
-/* The same from an ELF image in memory. */
+/* The same from an ELF image in memory (of any alignment). */
 __attribute__((visibility("hidden")))
 int sy_lines_parse(const void *img, size_t size, uintptr_t bias,
 		   struct sy_lines *out);

@@ -6,14 +6,17 @@
  * test is found at its address. Then on small hand-made line tables, for
  * what a compiler's output may not show (DWARF 2 and 64-bit DWARF 5
  * headers, each opcode kind, discarded sequences, adjacent sequences,
- * malformed headers). Then on malformed input: every truncation of the
- * file and of its .debug_line at a sample of lengths, and thousands of
- * random corruptions. Each must give a result or an error, never a crash
- * (ASan and UBSan check the bounds in a sanitizer build).
+ * malformed headers), read both from memory and from a file. Then on
+ * malformed input: every truncation of the file and of its .debug_line at
+ * a sample of lengths, and thousands of random corruptions. Each must give
+ * a result or an error, never a crash (ASan and UBSan check the bounds in
+ * a sanitizer build).
  *
  * Optional arguments: more ELF files to parse and time.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +62,17 @@ __attribute__((noinline, used)) int dwarf_probe(int x)
 static int (*volatile probe_ptr)(int) = dwarf_probe;
 static volatile uintptr_t lookup_sink;
 
+/* xorshift64: the same corruptions on every run */
+static uint64_t rnd_state = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -96,7 +110,7 @@ static int well_formed(const struct sy_lines *l)
 	return 1;
 }
 
-/* The file and size of a section of a (trusted) ELF image, or 0. */
+/* The header of a section of a (trusted) ELF image, by name, or NULL. */
 static const Elf64_Shdr *find_section(const uint8_t *img, const char *name)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
@@ -438,6 +452,61 @@ static void test_handmade(void)
 	}
 }
 
+/*
+ * sy_lines_load() reads the file with pread() where sy_lines_parse() has
+ * it in memory: both must agree on every truncation of a hand-made file
+ * and on corruptions of it.
+ */
+static void test_load_matches_parse(void)
+{
+	struct buf b = { .n = 0 };
+	char path[] = "/tmp/test_dwarf_line.XXXXXX";
+	uint8_t *img;
+	size_t size;
+	int fd, same = 1, ok = 0;
+
+	unit_v2(&b);
+	unit_v5_64(&b);
+	img = mk_elf(b.b, b.n, 0, lstr_b, sizeof(lstr_b), &size);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0) {
+		free(img);
+		return;
+	}
+	for (size_t i = 0; i < 2 * size; i++) {
+		struct sy_lines l, m;
+		size_t len = i < size ? i : size;
+		size_t at = (size_t)(rnd() % size);
+		uint8_t was = img[at];
+		int r, q;
+
+		if (i >= size)		/* then corrupt a byte */
+			img[at] = (uint8_t)(rnd() >> 32);
+		if (pwrite(fd, img, len, 0) != (ssize_t)len ||
+		    ftruncate(fd, (off_t)len)) {
+			CHECK(0);
+			break;
+		}
+		r = sy_lines_parse(img, len, 0, &l);
+		q = sy_lines_load(path, 0, &m);
+		ok += !r;
+		if (r != q || l.n != m.n || l.nfiles != m.nfiles ||
+		    (l.n && memcmp(l.rows, m.rows, l.n * sizeof(*l.rows))))
+			same = 0;
+		for (size_t j = 0; same && j < l.nfiles; j++)
+			same = !strcmp(l.files[j], m.files[j]);
+		sy_lines_free(&l);
+		sy_lines_free(&m);
+		img[at] = was;
+	}
+	CHECK(same);
+	CHECK(ok > 0);
+	close(fd);
+	unlink(path);
+	free(img);
+}
+
 /* ---- this executable ------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -445,7 +514,7 @@ int main(int argc, char **argv)
 	struct sy_lines l, l2;
 	struct stat st;
 	uintptr_t bias = 0, probe = (uintptr_t)dwarf_probe;
-	uint64_t *img, rnd = 0x243f6a8885a308d3ull;
+	uint64_t *img;
 	const Elf64_Shdr *dl;
 	size_t size;
 	int fd, ok = 0, refused = 0, r;
@@ -503,7 +572,8 @@ int main(int argc, char **argv)
 		const struct sy_line_row *row;
 
 		row = sy_lines_find(&l, (uintptr_t)main);
-		CHECK(row && ends_with(l.files[row->file], "test_dwarf_line.c"));
+		CHECK(row &&
+		      ends_with(l.files[row->file], "test_dwarf_line.c"));
 	}
 	CHECK(l.n && !l.rows[l.n - 1].line);	/* ends with an end row */
 	CHECK(!sy_lines_find(&l, 0));
@@ -550,6 +620,7 @@ int main(int argc, char **argv)
 	}
 
 	test_handmade();
+	test_load_matches_parse();
 
 	/* (a) Every truncation of the file, sampled. */
 	for (size_t len = 0; len < size; len += 1 + len / 64) {
@@ -593,6 +664,7 @@ int main(int argc, char **argv)
 	 * hand-made files, program headers here). */
 	{
 		uint8_t *c = (uint8_t *)img;
+		size_t head = size < 4096 ? size : 4096;
 		int okd[2] = { 0, 0 }, refd[2] = { 0, 0 };
 
 		t = now();
@@ -601,13 +673,14 @@ int main(int argc, char **argv)
 			uint8_t was[4];
 
 			for (int k = 0; k < 4; k++) {
-				rnd ^= rnd << 13;
-				rnd ^= rnd >> 7;
-				rnd ^= rnd << 17;
-				at[k] = (i & 1) ? rnd % (size < 4096 ? size : 4096)
-						: dl->sh_offset + rnd % dl->sh_size;
+				uint64_t x = rnd();
+
+				if (i & 1)
+					at[k] = x % head;
+				else
+					at[k] = dl->sh_offset + x % dl->sh_size;
 				was[k] = c[at[k]];
-				c[at[k]] = (uint8_t)(rnd >> 32);
+				c[at[k]] = (uint8_t)(x >> 32);
 			}
 			r = sy_lines_parse(img, size, bias, &l);
 			CHECK(r <= 0);
@@ -638,12 +711,11 @@ int main(int argc, char **argv)
 			uint8_t was[4];
 
 			for (int k = 0; k < 4; k++) {
-				rnd ^= rnd << 13;
-				rnd ^= rnd >> 7;
-				rnd ^= rnd << 17;
-				at[k] = eh->e_shoff + rnd % span;
+				uint64_t x = rnd();
+
+				at[k] = eh->e_shoff + x % span;
 				was[k] = c[at[k]];
-				c[at[k]] = (uint8_t)(rnd >> 32);
+				c[at[k]] = (uint8_t)(x >> 32);
 			}
 			r = sy_lines_parse(img, size, bias, &l);
 			CHECK(r <= 0);

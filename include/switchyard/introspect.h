@@ -41,6 +41,8 @@ struct switchyard_site_info {
 	int length;		/* 2 or 5 (x86-64) */
 	int jumps;		/* 1: the site jumps now, 0: falls through */
 	int likely;		/* 1: a static_branch_likely() site */
+	const char *file;	/* source file from the debug info, or NULL */
+	unsigned line;		/* its line, or 0 */
 };
 
 typedef int (*switchyard_key_fn)(const struct switchyard_key_info *key,

@@ -22,6 +22,7 @@
 #include "../sy_test.h"
 #include "dso.h"
 
+enum { EXE_SITE_LINE = __LINE__ + 3 };	/* the line of the site below */
 __attribute__((noinline)) static int exe_site(void)
 {
 	return static_branch_unlikely(&shared_key);
@@ -103,10 +104,16 @@ static int on_site(const struct switchyard_site_info *site, void *arg)
 	s->jumping += site->jumps;
 	CHECK(site->length == 2 || site->length == 5);
 	CHECK_EQ(site->likely, 0);
-	if (!strcmp(fn, "exe_site"))
+	if (!strcmp(fn, "exe_site")) {
 		s->in_exe++;
-	else if (!strcmp(fn, "libkey_site"))
+		/* file:line from the debug information (built with -g) */
+		CHECK(site->file && strstr(site->file, "test_dso.c"));
+		CHECK_EQ(site->line, EXE_SITE_LINE);
+	} else if (!strcmp(fn, "libkey_site")) {
 		s->in_libkey++;
+		CHECK(site->file && strstr(site->file, "libkey.c"));
+		CHECK(site->line > 0);
+	}
 	else if (!strcmp(fn, "libuser_site"))
 		s->in_libuser++;
 	else if (!strcmp(fn, "libdyn_site"))
