@@ -12,11 +12,13 @@ extern "C" {
 #define DSO_API __attribute__((visibility("default")))
 
 DECLARE_STATIC_KEY_FALSE(shared_key);	/* in libkey.so */
+DECLARE_STATIC_KEY_TRUE(exe_key);	/* in the executable (test_dso.c) */
 
 DSO_API int libkey_site(void);
 DSO_API int libkey_hidden_site(void);
 DSO_API int libkey_set_hidden(int on);
 DSO_API int libuser_site(void);
+DSO_API int libuser_exe_key_site(void);	/* uses exe_key */
 
 #ifdef __cplusplus
 }

@@ -10,3 +10,9 @@ DSO_API int libuser_site(void)
 		return 1;
 	return 0;
 }
+
+/* A key defined in the executable, used by a library. */
+DSO_API int libuser_exe_key_site(void)
+{
+	return static_branch_likely(&exe_key);
+}

@@ -22,6 +22,24 @@
 #include "../sy_test.h"
 #include "dso.h"
 
+/* Defined here, used by libuser.so too (executable -> library). */
+DSO_API DEFINE_STATIC_KEY_TRUE(exe_key);
+
+__attribute__((noinline)) static int exe_key_site(void)
+{
+	return static_branch_likely(&exe_key);
+}
+
+static void test_exe_key(void)
+{
+	CHECK(exe_key_site() && libuser_exe_key_site());
+	CHECK_EQ(static_branch_disable(&exe_key), 0);
+	CHECK(!exe_key_site() && !libuser_exe_key_site());
+	CHECK_EQ(static_branch_enable(&exe_key), 0);
+	CHECK(exe_key_site() && libuser_exe_key_site());
+	sy_test_check_sites(&exe_key.key);
+}
+
 enum { EXE_SITE_LINE = __LINE__ + 3 };	/* the line of the site below */
 __attribute__((noinline)) static int exe_site(void)
 {
@@ -334,6 +352,7 @@ int main(int argc, char **argv)
 	check_all(0);
 	CHECK_EQ(static_branch_enable(&shared_key), 0);
 	check_all(1);
+	test_exe_key();
 
 	/* Opened while enabled: its constructor already sees the jump. */
 	open_dyn(path, mode);

@@ -20,6 +20,22 @@ __attribute__((cold, noinline)) static void cold_path(void) { sink++; }
 /* The out-of-line path may land in .text.unlikely: a 5-byte site. */
 __attribute__((noinline)) static int pc(void) { if (static_branch_unlikely(&kf)) { cold_path(); return 1; } return 0; }
 
+struct found {
+	int n;
+	size_t sites;
+};
+
+static int find_kf(const struct switchyard_key_info *k, void *arg)
+{
+	struct found *f = (struct found *)arg;
+
+	if (!strcmp(k->name, "kf")) {
+		f->n++;
+		f->sites = k->sites;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	CHECK(!pf() && pt() && !pa() && !pc());
@@ -36,6 +52,15 @@ int main(void)
 	CHECK(!pf() && pt() && !pa() && !pc());
 	sy_test_check_sites(&kf.key);
 	CHECK_EQ(lib_check(), 0);
+	/* Introspection in every build mode (static executables included):
+	 * kf is found by name, with its two sites in this executable. */
+	if (SY_TEST_HAVE_SITES) {
+		struct found f = { 0, 0 };
+
+		CHECK_EQ(switchyard_for_each_key(find_kf, &f), 0);
+		CHECK_EQ(f.n, 1);
+		CHECK_EQ(f.sites, 2);
+	}
 	if (SY_TEST_HAVE_SITES)
 		CHECK(sy_test_check_sites(&kf.key) == 2);
 	return sy_test_failures ? 1 : 0;
