@@ -39,6 +39,25 @@ static void show(const char *when)
 			    "test eax,imm32: fall through");
 }
 
+static int print_site(const struct switchyard_site_info *s, void *arg)
+{
+	(void)arg;
+	printf("  site %p  %s+%zu  %s:%u  %d bytes, %s\n", s->addr,
+	       s->function ? s->function : "?", s->offset,
+	       s->file ? s->file : "?", s->line, s->length,
+	       s->jumps ? "jumps" : "falls through");
+	return 0;
+}
+
+static int print_key(const struct switchyard_key_info *k, void *arg)
+{
+	(void)arg;
+	printf("key %s (%s): %s, count %d, %zu site%s\n", k->name, k->object,
+	       k->enabled ? "enabled" : "disabled", k->count, k->sites,
+	       k->sites == 1 ? "" : "s");
+	return switchyard_for_each_site(k->key, print_site, NULL);
+}
+
 int main(void)
 {
 	for (struct entry *e = __start_sy_jump_entries; e < __stop_sy_jump_entries; e++)
@@ -56,5 +75,6 @@ int main(void)
 	static_branch_disable(&tracing);
 	show("disable");
 	handle(3);
-	return 0;
+	printf("\nwhat the registry knows (switchyard_for_each_key/site):\n");
+	return switchyard_for_each_key(print_key, NULL) ? 1 : 0;
 }
