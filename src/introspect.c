@@ -15,62 +15,59 @@
 #include "sy_dwarf.h"
 #include "sy_elf.h"
 
-/* ---- symbols, per object file, for the duration of one call ------------ */
+/* ---- an object file's symbols and lines, for the duration of one call --- */
 
-struct sym_cache {
+/*
+ * One object at a time: calls visit sites and keys grouped by object, so a
+ * cache of one is enough. Symbols and lines are read on first use.
+ */
+struct obj_cache {
 	char *path;
 	uintptr_t bias;
 	struct sy_syms syms;
-	int err;
+	struct sy_lines lines;
+	int syms_err, lines_err;	/* 1: not read yet */
 };
 
-static const struct sy_syms *syms_for(struct sym_cache *c, const char *path,
-				      uintptr_t bias)
+static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias)
 {
 	if (!path)
-		return NULL;
-	if (!c->path || strcmp(c->path, path) || c->bias != bias) {
-		free(c->path);
-		sy_syms_free(&c->syms);
-		c->path = strdup(path);
-		c->bias = bias;
-		c->err = c->path ? sy_syms_load(path, bias, &c->syms) : -ENOMEM;
-	}
-	return c->err ? NULL : &c->syms;
+		return false;
+	if (c->path && !strcmp(c->path, path) && c->bias == bias)
+		return true;
+	free(c->path);
+	sy_syms_free(&c->syms);
+	sy_lines_free(&c->lines);
+	c->path = strdup(path);
+	c->bias = bias;
+	c->syms_err = c->lines_err = 1;
+	return c->path != NULL;
 }
 
-static void sym_cache_free(struct sym_cache *c)
+static const struct sy_syms *syms_for(struct obj_cache *c, const char *path,
+				      uintptr_t bias)
+{
+	if (!obj_switch(c, path, bias))
+		return NULL;
+	if (c->syms_err == 1)
+		c->syms_err = sy_syms_load(path, bias, &c->syms);
+	return c->syms_err ? NULL : &c->syms;
+}
+
+static const struct sy_lines *lines_for(struct obj_cache *c, const char *path,
+					uintptr_t bias)
+{
+	if (!obj_switch(c, path, bias))
+		return NULL;
+	if (c->lines_err == 1)
+		c->lines_err = sy_lines_load(path, bias, &c->lines);
+	return c->lines_err ? NULL : &c->lines;
+}
+
+static void obj_cache_free(struct obj_cache *c)
 {
 	free(c->path);
 	sy_syms_free(&c->syms);
-}
-
-/* The same for line tables. */
-struct line_cache {
-	char *path;
-	uintptr_t bias;
-	struct sy_lines lines;
-	int err;
-};
-
-static const struct sy_lines *lines_for(struct line_cache *c, const char *path,
-					uintptr_t bias)
-{
-	if (!path)
-		return NULL;
-	if (!c->path || strcmp(c->path, path) || c->bias != bias) {
-		free(c->path);
-		sy_lines_free(&c->lines);
-		c->path = strdup(path);
-		c->bias = bias;
-		c->err = c->path ? sy_lines_load(path, bias, &c->lines) : -ENOMEM;
-	}
-	return c->err ? NULL : &c->lines;
-}
-
-static void line_cache_free(struct line_cache *c)
-{
-	free(c->path);
 	sy_lines_free(&c->lines);
 }
 
@@ -159,7 +156,7 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* "name", "name[3]", "name+0x20" or "key@0x..." */
-static char *key_name(struct sym_cache *c, const struct static_key *key,
+static char *key_name(struct obj_cache *c, const struct static_key *key,
 		      const char *path, uintptr_t bias)
 {
 	const struct sy_syms *syms = syms_for(c, path, bias);
@@ -194,7 +191,7 @@ static void free_keys(struct key_snap *s)
 
 static int snapshot_keys(struct key_snap *s)
 {
-	struct sym_cache c = { 0 };
+	struct obj_cache c = { 0 };
 	size_t w = 0;
 
 	sy_registry_visit(add_key_site, s);
@@ -216,7 +213,7 @@ static int snapshot_keys(struct key_snap *s)
 		sy_object_of((uintptr_t)s->v[i].key, &s->v[i].object, &bias);
 		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias);
 		if (!s->v[i].name) {
-			sym_cache_free(&c);
+			obj_cache_free(&c);
 			return -ENOMEM;
 		}
 		/*
@@ -234,7 +231,7 @@ static int snapshot_keys(struct key_snap *s)
 			}
 		}
 	}
-	sym_cache_free(&c);
+	obj_cache_free(&c);
 
 	/* two keys with one name: qualify both by their object's file name */
 	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));
@@ -341,8 +338,7 @@ static void add_site(const struct sy_jump_entry *e, const char *path,
 /* Fill s->info (and the strings it points to) under the lock. */
 static int describe_sites(struct site_snap *s)
 {
-	struct sym_cache c = { 0 };
-	struct line_cache lc = { 0 };
+	struct obj_cache c = { 0 };
 
 	sy_registry_visit(add_site, s);
 	if (s->err)
@@ -358,7 +354,7 @@ static int describe_sites(struct site_snap *s)
 		const struct sy_sym *f = syms ? sy_syms_find(syms, (uintptr_t)code, true) : NULL;
 		uint8_t jump[SY_ARCH_MAX_INSN];
 
-		const struct sy_lines *lines = lines_for(&lc, s->v[i].path, s->v[i].bias);
+		const struct sy_lines *lines = lines_for(&c, s->v[i].path, s->v[i].bias);
 		const struct sy_line_row *row = lines ? sy_lines_find(lines, (uintptr_t)code) : NULL;
 
 		s->strs[3 * i] = s->v[i].path ? strdup(s->v[i].path) : NULL;
@@ -375,8 +371,7 @@ static int describe_sites(struct site_snap *s)
 			s->strs[3 * i + 2] ? row->line : 0,
 		};
 	}
-	sym_cache_free(&c);
-	line_cache_free(&lc);
+	obj_cache_free(&c);
 	return 0;
 }
 
