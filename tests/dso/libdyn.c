@@ -22,8 +22,11 @@ DSO_API int libdyn_own_site(void)
 	return static_branch_unlikely(&libdyn_own_key);
 }
 
+/* Atomic stores: two threads that dlopen the object in turn reach this
+ * through the dynamic linker's own lock, which TSan does not see. */
 __attribute__((constructor)) static void libdyn_ctor(void)
 {
-	libdyn_ctor_site = libdyn_site();
-	libdyn_ctor_key = static_key_enabled(&shared_key);
+	__atomic_store_n(&libdyn_ctor_site, libdyn_site(), __ATOMIC_RELAXED);
+	__atomic_store_n(&libdyn_ctor_key, static_key_enabled(&shared_key),
+			 __ATOMIC_RELAXED);
 }

@@ -264,7 +264,8 @@ static void cycles(const char *path, int mode, long n)
 		int st = atomic_load(&state);
 
 		open_dyn(path, mode);
-		int ctor = *dyn_ctor_site, now = dyn_site();
+		int ctor = __atomic_load_n(dyn_ctor_site, __ATOMIC_RELAXED);
+		int now = dyn_site();
 		unsigned s2 = atomic_load(&seq);
 
 		if (s1 == s2 && !(s1 & 1)) {
