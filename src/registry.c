@@ -5,11 +5,13 @@
  * Each executable or shared object that includes the header carries its
  * sites in the section "sy_jump_entries" and hands it to
  * sy__register_jump_table() from a constructor that runs before the object's
- * other constructors. The registry sorts the table in place by (key, code),
- * checks that every site holds the jump that the assembler emitted, and
- * writes the NOP form wherever the key's current state asks for the
- * straight-line path. A state change then finds a key's sites in each table
- * by binary search and patches all of them in one poke batch.
+ * other constructors. The registry checks that every site holds the jump
+ * that the assembler emitted, writes the no-op (TEST) form wherever the
+ * key's current state asks for the straight-line path, and indexes the
+ * table by (key, code) beside it (the table itself is not moved). A state
+ * change then finds a key's sites in every table by binary search and
+ * patches all of them in one poke batch. The object's destructor takes the
+ * table back before the object is unmapped.
  *
  * All state here is protected by the patch lock.
  */

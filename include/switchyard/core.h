@@ -92,8 +92,8 @@ SWITCHYARD_API int switchyard_set_policy(enum switchyard_policy policy);
 struct switchyard_stats {
 	uint64_t objects;	/* registered objects (executable, libraries) */
 	uint64_t sites;		/* jump label sites in them */
-	uint64_t sites_short;	/* 2-byte sites (NOP2 / JMP8) */
-	uint64_t sites_long;	/* 5-byte sites (NOP5 / JMP32) */
+	uint64_t sites_short;	/* 2-byte sites (TEST8 / JMP8 on x86-64) */
+	uint64_t sites_long;	/* 5-byte sites (TEST32 / JMP32) */
 	uint64_t sites_refused;	/* sites that held unexpected bytes */
 	uint64_t patch_batches;	/* committed poke batches */
 	uint64_t patched_sites;	/* sites written by those batches */
