@@ -31,6 +31,7 @@ struct sy_table {
 	uint32_t *index;	/* entries in (key, code) order; NULL: identity */
 	char *path;		/* the object's file, for names; may be NULL */
 	uintptr_t bias;		/* its load bias */
+	bool located;		/* path and bias looked up (on first use) */
 	size_t n;
 	size_t n_short, n_long, n_refused;
 };
@@ -547,13 +548,19 @@ int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
 
 void sy_registry_visit(sy_site_visit fn, void *arg)
 {
-	for (struct sy_table *t = tables; t; t = t->next)
+	for (struct sy_table *t = tables; t; t = t->next) {
+		/* Only introspection needs the file: not looked up at load. */
+		if (!t->located) {
+			sy_object_of((uintptr_t)t->start, &t->path, &t->bias);
+			t->located = true;
+		}
 		for (size_t i = 0; i < t->n; i++) {
 			const struct sy_jump_entry *e = nth(t, i);
 
 			if (sy_entry_key(e) && !(e->key & SY_ENTRY_DEAD))
 				fn(e, t->path, t->bias, arg);
 		}
+	}
 }
 
 /*
@@ -692,7 +699,6 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	t->n = n;
 	t->next = tables;
 	tables = t;
-	sy_object_of((uintptr_t)start, &t->path, &t->bias);
 	account(t, 1);
 	check_split_keys(t);
 out:
