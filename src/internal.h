@@ -98,6 +98,22 @@ SY_HIDDEN void sy_leave(void);
 		sy_r_;                                                        \
 	})
 SY_HIDDEN void sy_lock(void);
+/*
+ * Evaluate an int expression with the patch lock held: taken here, or
+ * already held by the calling thread (between switchyard_patch_lock() and
+ * _unlock(), or inside a call that holds it), in which case it is not taken
+ * again.
+ */
+#define SY_LOCKED(expr)                                                       \
+	({                                                                    \
+		bool sy_took_ = !sy_lock_held();                              \
+		if (sy_took_)                                                 \
+			sy_lock();                                            \
+		int sy_v_ = (expr);                                           \
+		if (sy_took_)                                                 \
+			sy_unlock();                                          \
+		sy_v_;                                                        \
+	})
 SY_HIDDEN void sy_unlock(void);
 SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
 

@@ -269,16 +269,6 @@ static int snapshot_keys(struct key_snap *s)
 	return 0;
 }
 
-static int for_each_key_locked(struct key_snap *s)
-{
-	int r;
-
-	sy_lock();
-	r = snapshot_keys(s);
-	sy_unlock();
-	return r;
-}
-
 int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 {
 	struct key_snap s = { NULL, 0, 0, 0 };
@@ -286,10 +276,7 @@ int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 
 	if (r)
 		return r;
-	if (sy_lock_held())
-		r = snapshot_keys(&s);
-	else
-		r = for_each_key_locked(&s);
+	r = SY_LOCKED(snapshot_keys(&s));
 	sy_leave();	/* fn may call back into switchyard */
 	for (size_t i = 0; !r && i < s.n; i++) {
 		struct static_key *k = (struct static_key *)s.v[i].key;
@@ -375,16 +362,6 @@ static int describe_sites(struct site_snap *s)
 	return 0;
 }
 
-static int describe_sites_locked(struct site_snap *s)
-{
-	int r;
-
-	sy_lock();
-	r = describe_sites(s);
-	sy_unlock();
-	return r;
-}
-
 int switchyard_for_each_site(const struct static_key *key,
 			     switchyard_site_fn fn, void *arg)
 {
@@ -393,10 +370,7 @@ int switchyard_for_each_site(const struct static_key *key,
 
 	if (r)
 		return r;
-	if (sy_lock_held())
-		r = describe_sites(&s);
-	else
-		r = describe_sites_locked(&s);
+	r = SY_LOCKED(describe_sites(&s));
 	sy_leave();
 	for (size_t i = 0; !r && i < s.n; i++)
 		r = fn(&s.info[i], arg);

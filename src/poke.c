@@ -216,8 +216,14 @@ out:
 	return r;
 }
 
-/* Write len bytes at addr by opening a read-write-execute window over
- * their pages, and restoring the pages' protection after. */
+/*
+ * Write len bytes at addr by opening a read-write-execute window over their
+ * pages, and restoring the pages' protection after. Safe while other
+ * threads execute these pages: mprotect() only adds PROT_WRITE (X stays
+ * set in every page table entry, so no instruction fetch faults), and the
+ * store itself follows the same one-byte rule as the /proc/self/mem path
+ * (see the chunk comment below).
+ */
 static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 {
 	uintptr_t ps = page_size();
@@ -271,6 +277,13 @@ static int write_code(uintptr_t addr, const uint8_t *buf, size_t len)
 	return write_mprotect(addr, buf, len);
 }
 
+static int set_policy_locked(enum switchyard_policy p)
+{
+	policy = p;
+	strict_reported = 0;
+	return 0;
+}
+
 int switchyard_set_policy(enum switchyard_policy p)
 {
 	int r = sy_enter();
@@ -281,15 +294,9 @@ int switchyard_set_policy(enum switchyard_policy p)
 		sy_leave();
 		return -EINVAL;
 	}
-	bool took = !sy_lock_held();
-	if (took)
-		sy_lock();
-	policy = p;
-	strict_reported = 0;
-	if (took)
-		sy_unlock();
+	r = SY_LOCKED(set_policy_locked(p));
 	sy_leave();
-	return 0;
+	return r;
 }
 
 /*
@@ -299,6 +306,17 @@ int switchyard_set_policy(enum switchyard_policy p)
  * the open chunk when it lies after it, within CHUNK bytes of its start and
  * less than a page after its end, so that no page without a change is ever
  * written.
+ *
+ * Why writing a whole chunk is safe while other threads execute it: in the
+ * chunk only the changed bytes differ from what is in memory, and the
+ * registry's changes alter one byte per site (the opcode; Intel SDM vol. 3
+ * 8.1.3 and src/arch/x86_64/sy_arch.h): whatever width the copy uses, a
+ * processor fetching an instruction sees each byte either old or new, the
+ * unchanged bytes are the same in both, so it decodes the old or the new
+ * instruction. Rewriting a byte with its own value changes no instruction
+ * (the processor may discard prefetched code, which costs time, not
+ * correctness). A multi-byte change (a future user of this engine) must not
+ * rely on this: it needs its own protocol.
  */
 #define CHUNK 65536
 static uint8_t chunk[CHUNK + 16];	/* patch lock held; +16: see chunk_put */
@@ -412,51 +430,46 @@ static struct {
 	uint8_t len;
 } wcache[WCACHE];	/* patch lock held */
 
-/* Write the first n changes from the cache. Same contract as write_pass. */
-static int write_cached(size_t n, size_t *written_to)
-{
-	struct chunker c = { 0, 0, 0 };
-	int r;
-
-	for (size_t i = 0; i < n; i++) {
-		if (c.hi > c.lo && !chunk_fits(&c, wcache[i].addr, wcache[i].len)) {
-			r = chunk_flush(&c);
-			if (r) {
-				*written_to = i;
-				return r;
-			}
-		}
-		chunk_put(&c, wcache[i].addr, wcache[i].new_, wcache[i].len);
-	}
-	r = chunk_flush(&c);
-	if (r)
-		*written_to = n;
-	return r;
-}
-
 /*
- * Write the first `end` changes of src: the new bytes, or the old ones to
- * undo. On error, *written_to is the end of the chunk that failed: the
- * first *written_to changes may have been written, the others were not.
+ * Write the first `end` changes: from the verify pass's cache when it holds
+ * them all (`cached`), else from src: the new bytes, or the old ones to
+ * undo (undo always reads src). On error, *written_to is the end of the
+ * chunk that failed: the first *written_to changes may have been written,
+ * the others were not.
  */
-static int write_pass(const struct sy_poke_src *src, size_t end, bool undo,
-		      size_t *written_to)
+static int write_pass(const struct sy_poke_src *src, bool cached, size_t end,
+		      bool undo, size_t *written_to)
 {
 	struct chunker c = { 0, 0, 0 };
 	struct sy_poke_desc d;
-	size_t i;
 	int r;
 
-	src->rewind(src->ctx);
-	for (i = 0; i < end && src->next(src->ctx, &d); i++) {
-		if (c.hi > c.lo && !chunk_fits(&c, d.addr, d.len)) {
+	if (!cached)
+		src->rewind(src->ctx);
+	for (size_t i = 0; i < end; i++) {
+		uintptr_t addr;
+		const uint8_t *bytes;
+		unsigned len;
+
+		if (cached) {
+			addr = wcache[i].addr;
+			bytes = wcache[i].new_;
+			len = wcache[i].len;
+		} else {
+			if (!src->next(src->ctx, &d))
+				break;
+			addr = d.addr;
+			bytes = undo ? d.old : d.new_;
+			len = d.len;
+		}
+		if (c.hi > c.lo && !chunk_fits(&c, addr, len)) {
 			r = chunk_flush(&c);
 			if (r) {
 				*written_to = i;
 				return r;
 			}
 		}
-		chunk_put(&c, d.addr, undo ? d.old : d.new_, d.len);
+		chunk_put(&c, addr, bytes, len);
 	}
 	r = chunk_flush(&c);
 	if (r)
@@ -548,16 +561,13 @@ int sy_poke_apply(const struct sy_poke_src *src)
 	}
 	if (!changes)
 		return 0;
-	if (cached)
-		r = write_cached(changes, &written_to);
-	else
-		r = write_pass(src, changes, false, &written_to);
+	r = write_pass(src, cached, changes, false, &written_to);
 	if (r) {
 		size_t dummy;
 
 		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s; undoing",
 		       strerror(-r));
-		if (write_pass(src, written_to, true, &dummy))
+		if (write_pass(src, false, written_to, true, &dummy))
 			sy_log(SWITCHYARD_LOG_ERROR,
 			       "undo failed too: code is inconsistent");
 		sync_cores();

@@ -236,7 +236,10 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
  * Describe the change of one site to its form for `enabled`: JMP when the
  * key's state differs from the branch bit, as in the kernel. `from_jump`:
  * the site still holds the jump the assembler emitted (registration).
- * False when the site already has that form.
+ * False when the site already has that form. Old and new differ in the
+ * opcode byte only (sy_arch_jump_encode_pair()), which is what the poke
+ * engine's live-safety rule requires; at registration no thread runs the
+ * object's code yet, but the same rule applies anyway.
  */
 static bool describe(const struct sy_jump_entry *e, bool enabled,
 		     bool from_jump, struct sy_poke_desc *d)
@@ -496,6 +499,8 @@ struct obj_query {
 	const char *name;	/* dlpi_name: "" for the main program */
 	uintptr_t bias;
 	bool found;
+	int nseg;		/* its PT_LOAD segments (the first 16) */
+	uintptr_t lo[16], hi[16];
 };
 
 static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -508,14 +513,23 @@ static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD && q->addr >= lo &&
-		    q->addr < lo + ph->p_memsz) {
-			q->name = info->dlpi_name;
-			q->bias = info->dlpi_addr;
+		    q->addr < lo + ph->p_memsz)
 			q->found = true;
-			return 1;
-		}
 	}
-	return 0;
+	if (!q->found)
+		return 0;
+	q->name = info->dlpi_name;
+	q->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum && q->nseg < 16; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		q->lo[q->nseg] = info->dlpi_addr + ph->p_vaddr;
+		q->hi[q->nseg] = q->lo[q->nseg] + ph->p_memsz;
+		q->nseg++;
+	}
+	return 1;
 }
 
 /*
@@ -524,7 +538,7 @@ static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
  */
 int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
 {
-	struct obj_query q = { addr, NULL, 0, false };
+	struct obj_query q = { .addr = addr };
 
 	*path = NULL;
 	*bias = 0;
@@ -632,52 +646,30 @@ static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
 	return false;
 }
 
-int sy__register_jump_table(struct sy_jump_entry *start,
-			    struct sy_jump_entry *stop)
+/* Patch lock held. */
+static int register_locked(struct sy_jump_entry *start, size_t n)
 {
-	bool took = !sy_lock_held();
-	struct table_iter it = { start, 0, 0 };
+	struct table_iter it = { start, n, 0 };
 	struct sy_poke_src src = { table_iter_rewind, table_iter_next, &it };
 	struct sy_table *t;
-	uint64_t t0;
-	size_t n;
-	int r = 0;
+	int r;
 
-	if (!start || stop <= start)
-		return 0;
-	if ((uintptr_t)start % _Alignof(struct sy_jump_entry) ||
-	    ((uintptr_t)stop - (uintptr_t)start) % sizeof(*start)) {
-		sy_log(SWITCHYARD_LOG_ERROR, "malformed site table %p..%p",
-		       (void *)start, (void *)stop);
-		return -EINVAL;
-	}
-	n = it.n = (size_t)(stop - start);
-	/* A library may be loaded by a thread that holds the patch lock
-	 * (dlopen between switchyard_patch_lock/unlock): it owns the lock
-	 * already. */
-	if (took)
-		sy_lock();
-	t0 = now_ns();
 	if (find_table(start))
-		goto out;	/* the same object's glue, twice (LTO) */
+		return 0;	/* the same object's glue, twice (LTO) */
 	if (ntables + 1 > run_cap) {
 		size_t cap = 2 * (ntables + 1);
 		struct key_run *rb = realloc(run_buf, cap * sizeof(*rb));
 
-		if (!rb) {
-			r = -ENOMEM;
-			goto out;
-		}
+		if (!rb)
+			return -ENOMEM;
 		run_buf = rb;
 		run_cap = cap;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* Decode first: a refused site gets key 0, which the sort then moves
-	 * out of every key's run. Patch before sorting: the table is still
+	if (!t)
+		return -ENOMEM;
+	/* Decode first: a refused site gets key 0, which the index then
+	 * moves out of every key's run. Patch before indexing: the table is
 	 * in the order the assembler emitted, code order, which makes the
 	 * fewest write chunks. */
 	decode_sites(t, start, n);
@@ -692,8 +684,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		sy_log(SWITCHYARD_LOG_ERROR, "out of memory indexing %zu sites",
 		       n);
 		free(t);
-		r = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	t->start = start;
 	t->n = n;
@@ -701,11 +692,33 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 	tables = t;
 	account(t, 1);
 	check_split_keys(t);
-out:
-	reg.register_ns += now_ns() - t0;
-	if (took)
-		sy_unlock();
 	return r;
+}
+
+static int register_timed(struct sy_jump_entry *start, size_t n)
+{
+	uint64_t t0 = now_ns();
+	int r = register_locked(start, n);
+
+	reg.register_ns += now_ns() - t0;
+	return r;
+}
+
+int sy__register_jump_table(struct sy_jump_entry *start,
+			    struct sy_jump_entry *stop)
+{
+	if (!start || stop <= start)
+		return 0;
+	if ((uintptr_t)start % _Alignof(struct sy_jump_entry) ||
+	    ((uintptr_t)stop - (uintptr_t)start) % sizeof(*start)) {
+		sy_log(SWITCHYARD_LOG_ERROR, "malformed site table %p..%p",
+		       (void *)start, (void *)stop);
+		return -EINVAL;
+	}
+	/* A library may be loaded by a thread that holds the patch lock
+	 * (dlopen between switchyard_patch_lock/unlock): SY_LOCKED then does
+	 * not take it again. */
+	return SY_LOCKED(register_timed(start, (size_t)(stop - start)));
 }
 
 /*
@@ -718,58 +731,19 @@ out:
  * reached some other way. Such sites are reported and marked dead: they keep
  * their current form and are never written again.
  */
-struct obj_range {
-	uintptr_t addr;		/* an address inside the object: its table */
-	uintptr_t lo[16], hi[16];
-	int n;
-};
-
-/* dl_iterate_phdr callback: the PT_LOAD ranges of the object holding
- * o->addr. */
-static int find_segments(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct obj_range *o = arg;
-	bool mine = false;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && o->addr >= lo &&
-		    o->addr < lo + ph->p_memsz)
-			mine = true;
-	}
-	if (!mine)
-		return 0;
-	/* The main program is never unmapped before the process ends: its
-	 * keys (copy-relocated ones included) outlive every table. */
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 1;
-	for (int i = 0; i < info->dlpi_phnum && o->n < 16; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		o->lo[o->n] = info->dlpi_addr + ph->p_vaddr;
-		o->hi[o->n] = o->lo[o->n] + ph->p_memsz;
-		o->n++;
-	}
-	return 1;
-}
-
 static void kill_orphans(const struct sy_table *gone)
 {
-	struct obj_range o = { (uintptr_t)gone->start, { 0 }, { 0 }, 0 };
-	Dl_info info;
+	struct obj_query o = { .addr = (uintptr_t)gone->start };
 
-	if (!dladdr(gone->start, &info))
-		info.dli_fname = NULL;
-	dl_iterate_phdr(find_segments, &o);
+	dl_iterate_phdr(obj_query_cb, &o);
+	/* The main program is never unmapped before the process ends: its
+	 * keys (copy-relocated ones included) outlive every table. */
+	if (!o.found || !o.name || !o.name[0])
+		return;
 	for (struct sy_table *u = tables; u; u = u->next) {
 		size_t dead = 0;
 
-		for (int r = 0; r < o.n; r++) {
+		for (int r = 0; r < o.nseg; r++) {
 			for (size_t i = lower_bound(u, (const struct static_key *)o.lo[r]);
 			     i < u->n && (uintptr_t)sy_entry_key(nth(u, i)) < o.hi[r];
 			     i++) {
@@ -786,20 +760,15 @@ static void kill_orphans(const struct sy_table *gone)
 			       "%s is being unloaded, but %zu sites in the table "
 			       "at %p still use its keys: they keep their current "
 			       "form and are never patched again",
-			       info.dli_fname ? info.dli_fname : "an object", dead,
+			       o.name, dead,
 			       (void *)u->start);
 	}
 }
 
-int sy__unregister_jump_table(struct sy_jump_entry *start,
-			      struct sy_jump_entry *stop)
+static int unregister_locked(const struct sy_jump_entry *start)
 {
-	bool took = !sy_lock_held();
 	struct sy_table **pp, *t;
 
-	(void)stop;
-	if (took)
-		sy_lock();
 	for (pp = &tables; (t = *pp); pp = &t->next) {
 		if (t->start == start) {
 			*pp = t->next;
@@ -811,27 +780,26 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 			break;
 		}
 	}
-	if (took)
-		sy_unlock();
 	return 0;
+}
+
+int sy__unregister_jump_table(struct sy_jump_entry *start,
+			      struct sy_jump_entry *stop)
+{
+	(void)stop;
+	return SY_LOCKED(unregister_locked(start));
 }
 
 static int get_stats(struct switchyard_stats *st)
 {
-	bool took = !sy_lock_held();
-
-	if (!st)
-		return -EINVAL;
-	if (took)
-		sy_lock();
 	*st = reg;
 	sy_poke_stats(st);
-	if (took)
-		sy_unlock();
 	return 0;
 }
 
 int switchyard_get_stats(struct switchyard_stats *st)
 {
-	return SY_GUARDED(get_stats(st));
+	if (!st)
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(get_stats(st)));
 }

@@ -170,29 +170,13 @@ static int dec_locked(struct static_key *key)
 	}
 }
 
-/*
- * Run fn with the patch lock held. A thread that already holds it (between
- * switchyard_patch_lock/unlock) runs fn directly instead of deadlocking.
- */
-static int with_lock(int (*fn)(struct static_key *), struct static_key *key)
-{
-	int r;
-
-	if (sy_lock_held())
-		return fn(key);
-	sy_lock();
-	r = fn(key);
-	sy_unlock();
-	return r;
-}
-
 static int slow_inc(struct static_key *key)
 {
 	int r;
 
 	if (inc_not_disabled(key, &r))
 		return r;
-	return with_lock(inc_locked, key);
+	return SY_LOCKED(inc_locked(key));
 }
 
 int static_key_slow_inc(struct static_key *key)
@@ -204,7 +188,7 @@ int sy_key_dec(struct static_key *key)
 {
 	if (dec_not_one(key))
 		return 0;
-	return with_lock(dec_locked, key);
+	return SY_LOCKED(dec_locked(key));
 }
 
 int static_key_slow_dec(struct static_key *key)
@@ -257,12 +241,12 @@ static int not_locked(struct static_key *key, const char *fn)
 
 int static_key_enable(struct static_key *key)
 {
-	return SY_GUARDED(with_lock(enable_locked, key));
+	return SY_GUARDED(SY_LOCKED(enable_locked(key)));
 }
 
 int static_key_disable(struct static_key *key)
 {
-	return SY_GUARDED(with_lock(disable_locked, key));
+	return SY_GUARDED(SY_LOCKED(disable_locked(key)));
 }
 
 static int enable_cpuslocked(struct static_key *key)

@@ -31,17 +31,7 @@
 
 #include "../src/sy_dwarf.h"
 
-static int checks, failed;
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		checks++;                                                    \
-		if (!(cond)) {                                               \
-			failed++;                                            \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",         \
-				__FILE__, __LINE__, #cond);                  \
-		}                                                            \
-	} while (0)
+#include "sy_test.h"
 
 /*
  * The probe: its body's line is recorded when it runs. The lookup uses
@@ -741,6 +731,5 @@ int main(int argc, char **argv)
 		sy_lines_free(&l);
 	}
 
-	printf("dwarf_line: %d checks, %d failed\n", checks, failed);
-	return failed ? 1 : 0;
+	return sy_test_done("dwarf_line");
 }

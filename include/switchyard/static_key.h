@@ -263,7 +263,6 @@ extern "C" {
 		SY__PLAIN_KEY_CHECK(x);                                       \
 		__builtin_expect(SY__BRANCH(x, 0), 0);                        \
 	})
-#define static_key_slow_inc_deprecated static_key_slow_inc
 
 /*
  * Deferred keys, as the kernel has them: the final decrement (count 1 -> 0)
