@@ -116,6 +116,19 @@ SY_HIDDEN void sy_lock(void);
 	})
 SY_HIDDEN void sy_unlock(void);
 SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
+/* Take the patch lock, waiting at most ms milliseconds: 0 or -ETIMEDOUT. */
+SY_HIDDEN int sy_lock_timed(unsigned ms);
+/* The calling thread's identity (unique among live threads, never 0). */
+SY_HIDDEN uintptr_t sy_self_id(void);
+
+/*
+ * Lock order, everywhere: the dynamic linker's lock (held by dlopen and
+ * dlclose while they run an object's constructors and destructors), then
+ * the patch lock, then the deferred queue's lock, then the log lock. No
+ * thread that holds the patch lock calls into the dynamic linker (dladdr,
+ * dl_iterate_phdr, dlopen, dlsym): the registering thread may hold the
+ * linker's lock, another thread's would wait for it.
+ */
 
 /* ---- the poke engine (poke.c) -------------------------------------------
  *
@@ -161,10 +174,8 @@ SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
 SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 					     struct sy_jump_entry *stop);
 
-/* Visit every live site of every registered object (patch lock held), with
- * its object's file and load bias. */
-typedef void (*sy_site_visit)(const struct sy_jump_entry *e, const char *path,
-			      uintptr_t bias, void *arg);
+/* Visit every live site of every registered object (patch lock held). */
+typedef void (*sy_site_visit)(const struct sy_jump_entry *e, void *arg);
 SY_HIDDEN void sy_registry_visit(sy_site_visit fn, void *arg);
 /* The first shared object (not the executable) whose dynamic symbols
  * define name: its path, malloc'ed, or NULL. */
@@ -172,7 +183,31 @@ SY_HIDDEN char *sy_definer_of(const char *name);
 /* The file (malloc'ed) and load bias of the object mapping addr. */
 SY_HIDDEN int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias);
 
+/* ---- objects ------------------------------------------------------------ */
+/* The loadable segments of one object, looked up with the linker's lock
+ * free of the patch lock (before taking it). */
+#define SY_OBJ_MAX_SEGS 16
+struct sy_obj {
+	bool found;
+	const char *name;	/* dlpi_name: "" for the main program */
+	uintptr_t bias;
+	int nseg;
+	uintptr_t lo[SY_OBJ_MAX_SEGS], hi[SY_OBJ_MAX_SEGS];
+};
+/* Fill *o for the object that maps addr (dl_iterate_phdr: never with the
+ * patch lock held). */
+SY_HIDDEN void sy_obj_lookup(uintptr_t addr, struct sy_obj *o);
+SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
+/* Report a key whose instance differs from the program's (objects.c). */
+SY_HIDDEN void sy_check_split_key(const struct static_key *key);
+
 /* ---- deferred keys (deferred.c) ------------------------------------------ */
 SY_HIDDEN int sy_key_dec(struct static_key *key);
+/* Drop the queued works that lie in object o (it is being unloaded).
+ * Patch lock held. */
+SY_HIDDEN void sy_deferred_forget(const struct sy_obj *o);
+enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
+/* The queue's part of the fork handlers (lock.c calls it, patch lock held). */
+SY_HIDDEN void sy_deferred_atfork(enum sy_atfork_phase phase);
 
 #endif /* SY_INTERNAL_H */

@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * introspect.c - switchyard_for_each_key() and switchyard_for_each_site():
- * a snapshot of the registry taken under the patch lock, named from the
- * objects' symbol tables, handed to the caller's function without the lock.
+ * introspect.c - switchyard_for_each_key() and switchyard_for_each_site().
+ *
+ * Three steps, and the lock held in the first only:
+ *  1. under the patch lock, a snapshot of the registry: addresses, counts,
+ *     each key's state and count, each site's current form; nothing that
+ *     takes the dynamic linker's lock (internal.h: dlopen holds it while an
+ *     object's constructor registers, i.e. waits for the patch lock);
+ *  2. without it, names: the objects that map those addresses
+ *     (dl_iterate_phdr, dladdr) and their symbol and line tables (files);
+ *  3. the caller's function, on the snapshot only: it may change keys or
+ *     unload the very objects being listed.
+ * An object unloaded between 1 and 2 leaves its addresses unnamed.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -10,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "sy_dwarf.h"
@@ -109,6 +119,7 @@ static uintptr_t exe_bias(void)
 struct key_row {
 	const struct static_key *key;
 	size_t sites;
+	int enabled, count;	/* read under the patch lock */
 	char *name, *object;
 };
 
@@ -118,14 +129,11 @@ struct key_snap {
 	int err;
 };
 
-static void add_key_site(const struct sy_jump_entry *e, const char *path,
-			 uintptr_t bias, void *arg)
+static void add_key_site(const struct sy_jump_entry *e, void *arg)
 {
 	struct key_snap *s = arg;
 	const struct static_key *key = sy_entry_key(e);
 
-	(void)path;
-	(void)bias;
 	/* tables are indexed by key: a key's sites arrive together per table */
 	for (size_t i = s->n; i-- > 0 && i + 8 >= s->n;)
 		if (s->v[i].key == key) {
@@ -136,7 +144,7 @@ static void add_key_site(const struct sy_jump_entry *e, const char *path,
 		s->err = -ENOMEM;
 		return;
 	}
-	s->v[s->n++] = (struct key_row){ key, 1, NULL, NULL };
+	s->v[s->n++] = (struct key_row){ key, 1, 0, 0, NULL, NULL };
 }
 
 static int cmp_key_row(const void *a, const void *b)
@@ -189,9 +197,9 @@ static void free_keys(struct key_snap *s)
 	free(s->v);
 }
 
+/* Step 1, patch lock held. */
 static int snapshot_keys(struct key_snap *s)
 {
-	struct obj_cache c = { 0 };
 	size_t w = 0;
 
 	sy_registry_visit(add_key_site, s);
@@ -206,6 +214,22 @@ static int snapshot_keys(struct key_snap *s)
 			s->v[w++] = s->v[i];
 	}
 	s->n = w;
+	/* The keys' objects are mapped while their sites are registered
+	 * (unloading marks the sites of a departing key dead first). */
+	for (size_t i = 0; i < s->n; i++) {
+		int v = __atomic_load_n(&s->v[i].key->enabled, __ATOMIC_RELAXED);
+
+		s->v[i].count = v >= 0 ? v : 1;	/* as static_key_count() */
+		s->v[i].enabled = s->v[i].count > 0;
+	}
+	return 0;
+}
+
+/* Step 2, without the lock. */
+static int name_keys(struct key_snap *s)
+{
+	struct obj_cache c = { 0 };
+
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t bias;
 		Dl_info dl;
@@ -277,12 +301,14 @@ int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 	if (r)
 		return r;
 	r = SY_LOCKED(snapshot_keys(&s));
+	if (!r)
+		r = name_keys(&s);
 	sy_leave();	/* fn may call back into switchyard */
 	for (size_t i = 0; !r && i < s.n; i++) {
-		struct static_key *k = (struct static_key *)s.v[i].key;
 		struct switchyard_key_info info = {
-			k, s.v[i].name, s.v[i].object ? s.v[i].object : "?",
-			static_key_enabled(k), static_key_count(k), s.v[i].sites,
+			s.v[i].key, s.v[i].name,
+			s.v[i].object ? s.v[i].object : "?",
+			s.v[i].enabled, s.v[i].count, s.v[i].sites,
 		};
 
 		r = fn(&info, arg);
@@ -294,9 +320,9 @@ int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 /* ---- sites --------------------------------------------------------------- */
 
 struct site_row {
-	const struct sy_jump_entry *e;
-	const char *path;	/* the registry's copy: valid under the lock */
-	uintptr_t bias;
+	uintptr_t code, target;
+	unsigned len;
+	bool branch, jumps;	/* read under the patch lock */
 };
 
 struct site_snap {
@@ -308,10 +334,12 @@ struct site_snap {
 	int err;
 };
 
-static void add_site(const struct sy_jump_entry *e, const char *path,
-		     uintptr_t bias, void *arg)
+/* Step 1, patch lock held: registered sites are mapped. */
+static void add_site(const struct sy_jump_entry *e, void *arg)
 {
 	struct site_snap *s = arg;
+	uint8_t jump[SY_ARCH_MAX_INSN];
+	uintptr_t code = sy_entry_code(e);
 
 	if (sy_entry_key(e) != s->key || s->err)
 		return;
@@ -319,45 +347,76 @@ static void add_site(const struct sy_jump_entry *e, const char *path,
 		s->err = -ENOMEM;
 		return;
 	}
-	s->v[s->n++] = (struct site_row){ e, path, bias };
+	sy_arch_jump_encode(code, sy_entry_target(e), sy_entry_len(e), true,
+			    jump);
+	s->v[s->n++] = (struct site_row){
+		code, sy_entry_target(e), sy_entry_len(e), sy_entry_branch(e),
+		*(const uint8_t *)code == jump[0],
+	};
 }
 
-/* Fill s->info (and the strings it points to) under the lock. */
+static int snapshot_sites(struct site_snap *s)
+{
+	sy_registry_visit(add_site, s);
+	return s->err;
+}
+
+/* The file of object o, malloc'ed ("/proc/self/exe" resolved for the main
+ * program), or NULL. */
+static char *obj_path(const struct sy_obj *o)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (o->name && o->name[0])
+		return strdup(o->name);
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* Step 2, without the lock: fill s->info and the strings it points to. */
 static int describe_sites(struct site_snap *s)
 {
 	struct obj_cache c = { 0 };
+	struct sy_obj o = { .found = false };
+	char *path = NULL;
 
-	sy_registry_visit(add_site, s);
-	if (s->err)
-		return s->err;
 	s->info = calloc(s->n ? s->n : 1, sizeof(*s->info));
 	s->strs = calloc(3 * (s->n ? s->n : 1), sizeof(*s->strs));
 	if (!s->info || !s->strs)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
-		const struct sy_jump_entry *e = s->v[i].e;
-		const uint8_t *code = (const uint8_t *)sy_entry_code(e);
-		const struct sy_syms *syms = syms_for(&c, s->v[i].path, s->v[i].bias);
-		const struct sy_sym *f = syms ? sy_syms_find(syms, (uintptr_t)code, true) : NULL;
-		uint8_t jump[SY_ARCH_MAX_INSN];
+		const struct site_row *row = &s->v[i];
 
-		const struct sy_lines *lines = lines_for(&c, s->v[i].path, s->v[i].bias);
-		const struct sy_line_row *row = lines ? sy_lines_find(lines, (uintptr_t)code) : NULL;
+		/* sites come grouped by object: one lookup per object */
+		if (!o.found || !sy_obj_contains(&o, row->code)) {
+			free(path);
+			sy_obj_lookup(row->code, &o);
+			path = o.found ? obj_path(&o) : NULL;
+		}
 
-		s->strs[3 * i] = s->v[i].path ? strdup(s->v[i].path) : NULL;
+		const struct sy_syms *syms = syms_for(&c, path, o.bias);
+		const struct sy_sym *f = syms ? sy_syms_find(syms, row->code, true) : NULL;
+		const struct sy_lines *lines = lines_for(&c, path, o.bias);
+		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
+
+		s->strs[3 * i] = path ? strdup(path) : NULL;
 		s->strs[3 * i + 1] = f ? strdup(f->name) : NULL;
-		s->strs[3 * i + 2] = row && row->line && row->file < lines->nfiles ?
-				     strdup(lines->files[row->file]) : NULL;
-		sy_arch_jump_encode((uintptr_t)code, sy_entry_target(e),
-				    sy_entry_len(e), true, jump);
+		s->strs[3 * i + 2] = ln && ln->line && ln->file < lines->nfiles ?
+				     strdup(lines->files[ln->file]) : NULL;
 		s->info[i] = (struct switchyard_site_info){
-			code, s->strs[3 * i] ? s->strs[3 * i] : "?",
-			s->strs[3 * i + 1], f ? (size_t)((uintptr_t)code - f->addr) : 0,
-			(int)sy_entry_len(e), code[0] == jump[0],
-			sy_entry_branch(e), s->strs[3 * i + 2],
-			s->strs[3 * i + 2] ? row->line : 0,
+			(const void *)row->code,
+			s->strs[3 * i] ? s->strs[3 * i] : "?",
+			s->strs[3 * i + 1],
+			f ? (size_t)(row->code - f->addr) : 0,
+			(int)row->len, row->jumps, row->branch,
+			s->strs[3 * i + 2], s->strs[3 * i + 2] ? ln->line : 0,
 		};
 	}
+	free(path);
 	obj_cache_free(&c);
 	return 0;
 }
@@ -370,7 +429,9 @@ int switchyard_for_each_site(const struct static_key *key,
 
 	if (r)
 		return r;
-	r = SY_LOCKED(describe_sites(&s));
+	r = SY_LOCKED(snapshot_sites(&s));
+	if (!r)
+		r = describe_sites(&s);
 	sy_leave();
 	for (size_t i = 0; !r && i < s.n; i++)
 		r = fn(&s.info[i], arg);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -24,7 +25,7 @@ static uintptr_t patch_owner;
  * signal handler must not trigger. */
 static __thread char self_anchor __attribute__((tls_model("initial-exec")));
 
-static uintptr_t self_id(void)
+uintptr_t sy_self_id(void)
 {
 	return (uintptr_t)&self_anchor;
 }
@@ -35,7 +36,24 @@ void sy_lock(void)
 {
 	lock_setup();
 	pthread_mutex_lock(&patch_mutex);
-	__atomic_store_n(&patch_owner, self_id(), __ATOMIC_RELAXED);
+	__atomic_store_n(&patch_owner, sy_self_id(), __ATOMIC_RELAXED);
+}
+
+int sy_lock_timed(unsigned ms)
+{
+	struct timespec ts;
+	int r;
+
+	lock_setup();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	ts.tv_sec += (time_t)(ms / 1000) + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	r = pthread_mutex_clocklock(&patch_mutex, CLOCK_MONOTONIC, &ts);
+	if (r)
+		return -r;
+	__atomic_store_n(&patch_owner, sy_self_id(), __ATOMIC_RELAXED);
+	return 0;
 }
 
 void sy_unlock(void)
@@ -46,7 +64,7 @@ void sy_unlock(void)
 
 bool sy_lock_held(void)
 {
-	return __atomic_load_n(&patch_owner, __ATOMIC_RELAXED) == self_id();
+	return __atomic_load_n(&patch_owner, __ATOMIC_RELAXED) == sy_self_id();
 }
 
 /*
@@ -105,33 +123,62 @@ int switchyard_patch_unlock(void)
 }
 
 /*
- * fork(): the child must not inherit a change half done, nor a mutex held
- * by a thread that does not exist in it. The prepare handler takes the lock
- * (so fork waits for a change in progress to finish), both sides release
- * it. A thread that forks while holding the lock itself keeps holding it in
- * both processes.
+ * fork(): the child must not inherit a change half done, nor a lock held by
+ * a thread that does not exist in it. The prepare handler takes the patch
+ * lock (so fork waits for a change in progress to finish, the deferred
+ * worker's included: it decrements with the patch lock held), then the
+ * deferred queue's lock (the lock order everywhere: patch lock, then queue
+ * lock); both sides release them. A lock the forking thread already holds
+ * itself (fork from a switchyard_patch_lock() section, or from a signal
+ * handler that interrupted a switchyard call) is not taken again: the child
+ * inherits it held by that same thread, which releases it as usual.
+ *
+ * From the prepare handler to the release the forking thread counts as
+ * inside a switchyard call: a signal handler that runs on it in that window
+ * and calls switchyard gets -EDEADLK instead of blocking on a lock its own
+ * thread holds. Thread-local: two threads may fork at once (the second
+ * waits for the patch lock in its prepare handler).
  */
-static int fork_took_lock;
+static __thread int fork_saved_depth __attribute__((tls_model("initial-exec")));
+static __thread bool fork_took_lock __attribute__((tls_model("initial-exec")));
 
 static void atfork_prepare(void)
 {
-	if (sy_lock_held())
-		return;
-	sy_lock();
-	fork_took_lock = 1;
+	fork_saved_depth = depth;
+	depth = 1;
+	/* Pairs with the fence in atfork_release(): the guard is up before
+	 * any lock is taken (a handler on this thread sees it). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	fork_took_lock = !sy_lock_held();
+	if (fork_took_lock)
+		sy_lock();
+	sy_deferred_atfork(SY_ATFORK_PREPARE);
 }
 
-static void atfork_release(void)
+static void atfork_release(enum sy_atfork_phase phase)
 {
-	if (!fork_took_lock)
-		return;
-	fork_took_lock = 0;
-	sy_unlock();
+	sy_deferred_atfork(phase);
+	if (fork_took_lock) {
+		fork_took_lock = false;
+		sy_unlock();
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	depth = fork_saved_depth;
+}
+
+static void atfork_parent(void)
+{
+	atfork_release(SY_ATFORK_PARENT);
+}
+
+static void atfork_child(void)
+{
+	atfork_release(SY_ATFORK_CHILD);
 }
 
 static void lock_init(void)
 {
-	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 /* Once, at the first lock or from the constructor, whichever comes first

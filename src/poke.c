@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -101,22 +102,65 @@ static inline int verify(const struct sy_poke_desc *d)
 
 /* ---- write path 1: /proc/self/mem ---------------------------------------- */
 
+/*
+ * The descriptor is trusted only while it still is the file we opened: an
+ * application may close descriptors it does not own (daemons do, and so do
+ * children after fork()) and reuse the number for a file of its own, which
+ * pwrite() at offset = code address would then corrupt. Before every use
+ * its device and inode are compared with those recorded at open (a
+ * /proc/<pid>/mem inode is never a regular file's). A number that no longer
+ * names our file is forgotten, never closed: it is the application's now.
+ * After fork() the inherited descriptor names the parent's memory; it is
+ * closed only if it still is that file (then it is ours), and a new one is
+ * opened.
+ *
+ * What remains: a thread that closes a descriptor it does not own and
+ * opens a file that reuses the number exactly between our check and our
+ * pwrite(); no library that keeps a descriptor can exclude that, and
+ * daemons close foreign descriptors before they start threads.
+ */
+static dev_t mem_dev;
+static ino_t mem_ino;
+
+static bool mem_fd_is_ours(void)
+{
+	struct stat st;
+
+	return mem_fd >= 0 && fstat(mem_fd, &st) == 0 && st.st_dev == mem_dev &&
+	       st.st_ino == mem_ino;
+}
+
 static int mem_open(void)
 {
 	pid_t pid = getpid();
+	struct stat st;
+	int fd;
 
-	/* A descriptor inherited across fork() still names the parent's
-	 * memory: writing through it would patch the parent. */
-	if (mem_fd >= 0 && mem_fd_pid != pid) {
-		close(mem_fd);
+	if (mem_fd >= 0) {
+		bool ours = mem_fd_is_ours();
+
+		if (ours && mem_fd_pid == pid)
+			return 0;
+		/* A descriptor inherited across fork() still names the
+		 * parent's memory: writing through it would patch the
+		 * parent. */
+		if (ours)
+			close(mem_fd);
 		mem_fd = -1;
 	}
-	if (mem_fd < 0) {
-		mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-		if (mem_fd < 0)
-			return -errno;
-		mem_fd_pid = pid;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		int r = -errno;
+
+		close(fd);
+		return r;
 	}
+	mem_fd = fd;
+	mem_fd_pid = pid;
+	mem_dev = st.st_dev;
+	mem_ino = st.st_ino;
 	return 0;
 }
 
@@ -126,18 +170,24 @@ static int mem_open(void)
  * engine writes chunks, not sites. (pwritev would not help: /proc/<pid>/mem
  * has no write_iter, so the kernel loops over the segments, one call each.)
  */
-static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len)
+static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len,
+			 size_t *done)
 {
 	int r = mem_open();
-	ssize_t n;
 
 	if (r)
 		return r;
-	counters.write_calls++;
-	n = pwrite(mem_fd, buf, len, (off_t)addr);
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 ? -errno : -EIO;
+	while (*done < len) {
+		ssize_t n;
+
+		counters.write_calls++;
+		n = pwrite(mem_fd, buf + *done, len - *done,
+			   (off_t)(addr + *done));
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		*done += (size_t)n;	/* short write: go on from there */
+	}
+	return 0;
 }
 
 /* Parse a hex number at *p, advancing it. */
@@ -224,7 +274,8 @@ out:
  * store itself follows the same one-byte rule as the /proc/self/mem path
  * (see the chunk comment below).
  */
-static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
+static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len,
+			  size_t *done)
 {
 	uintptr_t ps = page_size();
 	uintptr_t lo = addr & ~(ps - 1), hi = (addr + len + ps - 1) & ~(ps - 1);
@@ -240,6 +291,7 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -errno;
 	memcpy((void *)addr, buf, len);
+	*done = len;
 	if (mprotect((void *)lo, hi - lo, prot)) {
 		/* The write happened; failing to drop W now would leave a
 		 * W+X mapping behind, which must not happen silently. */
@@ -252,14 +304,20 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int write_code(uintptr_t addr, const uint8_t *buf, size_t len)
+/*
+ * Write len bytes at addr. On error, *done says how many leading bytes were
+ * written (the rest were not).
+ */
+static int write_code(uintptr_t addr, const uint8_t *buf, size_t len,
+		      size_t *done)
 {
 	enum poke_method m = get_method();
 	int r = -EPERM;
 
+	*done = 0;
 	if (m != METHOD_MPROTECT) {
-		r = write_procmem(addr, buf, len);
-		if (!r || m == METHOD_PROCMEM)
+		r = write_procmem(addr, buf, len, done);
+		if (!r || m == METHOD_PROCMEM || *done)
 			return r;
 	}
 	if (policy == SWITCHYARD_POLICY_STRICT) {
@@ -274,7 +332,7 @@ static int write_code(uintptr_t addr, const uint8_t *buf, size_t len)
 		}
 		return r;
 	}
-	return write_mprotect(addr, buf, len);
+	return write_mprotect(addr, buf, len, done);
 }
 
 static int set_policy_locked(enum switchyard_policy p)
@@ -357,14 +415,28 @@ static void copy_code(uint8_t *dst, const uint8_t *src, size_t len)
 struct chunker {
 	uintptr_t lo, hi;	/* hi == lo: empty */
 	uintptr_t copied;	/* chunk holds the code of [lo, copied) */
+	size_t first;		/* ordinal of its first change */
 };
 
-static int chunk_flush(struct chunker *c)
+/* Where a write pass stopped: the chunk that failed and how much of it was
+ * written (the chunks before it were written whole). */
+struct write_fail {
+	size_t first, last;	/* ordinals of its first and last change */
+	uintptr_t lo;
+	size_t done;		/* bytes written from lo */
+	bool wrote;		/* anything at all, this chunk or before */
+};
+
+static int chunk_flush(struct chunker *c, size_t last, struct write_fail *f)
 {
+	size_t done;
 	int r = 0;
 
-	if (c->hi > c->lo)
-		r = write_code(c->lo, chunk, c->hi - c->lo);
+	if (c->hi > c->lo) {
+		r = write_code(c->lo, chunk, c->hi - c->lo, &done);
+		if (r)
+			*f = (struct write_fail){ c->first, last, c->lo, done, false };
+	}
 	c->lo = c->hi = c->copied = 0;
 	return r;
 }
@@ -381,13 +453,15 @@ static bool chunk_fits(const struct chunker *c, uintptr_t addr, unsigned len)
  * mapped since the site is), so that a dense run of sites costs one large
  * copy rather than one small copy per site.
  */
-static inline void chunk_put(struct chunker *c, uintptr_t addr,
+static inline void chunk_put(struct chunker *c, size_t ord, uintptr_t addr,
 			     const uint8_t *bytes, unsigned len)
 {
 	uintptr_t end = addr + len;
 
-	if (c->hi == c->lo)
+	if (c->hi == c->lo) {
 		c->lo = c->hi = c->copied = addr;
+		c->first = ord;
+	}
 	if (end > c->copied) {
 		uintptr_t to = (end + page_size() - 1) & ~(page_size() - 1);
 
@@ -415,65 +489,109 @@ static inline void chunk_put(struct chunker *c, uintptr_t addr,
 }
 
 /*
- * The verify pass keeps what the write pass needs (address and new bytes)
- * of up to WCACHE changes, so that the write pass of a batch that fits need
- * not describe every change a second time (describing is most of the cost
- * of a 10,000-site change). Static, not allocated: the change path must not
- * allocate (see the top of this file). 256 KiB of bss, touched only as far
- * as batches reach.
+ * A change whose site already holds its new bytes is not written (the
+ * registry asks for the form a site must have; a site registered but never
+ * brought to its key's state, or a batch whose undo failed, leaves sites
+ * that already have it). The verify pass records those per change, by
+ * ordinal, so that the write pass skips them and an undo never "restores"
+ * them to bytes they did not hold. Static (the change path does not
+ * allocate): 1M changes, 128 KiB of bss touched only as far as batches
+ * reach; a batch beyond that has every site verified strictly against its
+ * old bytes.
+ */
+#define SKIP_CAP (1u << 20)
+static uint64_t skip_bits[SKIP_CAP / 64];	/* patch lock held */
+
+static inline void set_skip(size_t i, bool skip)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (skip)
+		skip_bits[i / 64] |= bit;
+	else
+		skip_bits[i / 64] &= ~bit;
+}
+
+static inline bool skipped(size_t i)
+{
+	return i < SKIP_CAP && (skip_bits[i / 64] >> (i % 64) & 1);
+}
+
+/*
+ * The verify pass keeps what the write pass needs (ordinal, address and new
+ * bytes) of up to WCACHE changes, so that the write pass of a batch that
+ * fits need not describe every change a second time (describing is most of
+ * the cost of a 10,000-site change). Static, not allocated: the change path
+ * must not allocate (see the top of this file). 384 KiB of bss, touched
+ * only as far as batches reach.
  */
 #define WCACHE 16384
 #define WCACHE_LEN 7
 static struct {
 	uintptr_t addr;
 	uint8_t new_[8];	/* 8 readable bytes for chunk_put() */
+	uint32_t ord;
 	uint8_t len;
 } wcache[WCACHE];	/* patch lock held */
 
 /*
- * Write the first `end` changes: from the verify pass's cache when it holds
- * them all (`cached`), else from src: the new bytes, or the old ones to
- * undo (undo always reads src). On error, *written_to is the end of the
- * chunk that failed: the first *written_to changes may have been written,
- * the others were not.
+ * Write the changes whose ordinal is below `end` and that were not skipped:
+ * from the verify pass's cache of `ncached` entries when it holds them all
+ * (`cached`), else from src: the new bytes, or the old ones to undo (undo
+ * always reads src, and with `f` set writes only what the failed pass
+ * wrote: the chunks before the failed one, and the part of that one that
+ * reached memory). On error, *fail says where the pass stopped.
  */
-static int write_pass(const struct sy_poke_src *src, bool cached, size_t end,
-		      bool undo, size_t *written_to)
+static int write_pass(const struct sy_poke_src *src, bool cached,
+		      size_t ncached, size_t end, const struct write_fail *undo,
+		      struct write_fail *fail)
 {
-	struct chunker c = { 0, 0, 0 };
+	struct chunker c = { 0, 0, 0, 0 };
 	struct sy_poke_desc d;
+	size_t ord = 0, last = 0, flushed = 0;
 	int r;
 
 	if (!cached)
 		src->rewind(src->ctx);
-	for (size_t i = 0; i < end; i++) {
+	for (size_t i = 0;; i++) {
 		uintptr_t addr;
 		const uint8_t *bytes;
 		unsigned len;
 
 		if (cached) {
+			if (i == ncached)
+				break;
+			ord = wcache[i].ord;
 			addr = wcache[i].addr;
 			bytes = wcache[i].new_;
 			len = wcache[i].len;
 		} else {
-			if (!src->next(src->ctx, &d))
+			if (i >= end || !src->next(src->ctx, &d))
 				break;
+			ord = i;
+			if (skipped(ord))
+				continue;
 			addr = d.addr;
 			bytes = undo ? d.old : d.new_;
 			len = d.len;
+			if (undo && ord >= undo->first &&
+			    addr + len > undo->lo + undo->done)
+				continue;	/* not reached by the write */
 		}
 		if (c.hi > c.lo && !chunk_fits(&c, addr, len)) {
-			r = chunk_flush(&c);
-			if (r) {
-				*written_to = i;
-				return r;
-			}
+			r = chunk_flush(&c, last, fail);
+			if (r)
+				goto failed;
+			flushed++;
 		}
-		chunk_put(&c, addr, bytes, len);
+		chunk_put(&c, ord, addr, bytes, len);
+		last = ord;
 	}
-	r = chunk_flush(&c);
-	if (r)
-		*written_to = end;
+	r = chunk_flush(&c, last, fail);
+	if (!r)
+		return 0;
+failed:
+	fail->wrote = flushed || fail->done;
 	return r;
 }
 
@@ -537,21 +655,44 @@ static void sync_cores(void)
 	       "after a change returns", strerror(-r));
 }
 
+/* 0: the site holds old (to write); 1: it holds new already (skip). */
+static inline int classify(const struct sy_poke_desc *d, size_t ord)
+{
+	const uint8_t *code = (const uint8_t *)d->addr;
+	bool is_old = true, is_new = true;
+
+	for (unsigned i = 0; i < d->len; i++) {
+		is_old &= code[i] == d->old[i];
+		is_new &= code[i] == d->new_[i];
+	}
+	if (is_old)
+		return 0;
+	if (is_new && ord < SKIP_CAP)
+		return 1;
+	return mismatch(d);
+}
+
 int sy_poke_apply(const struct sy_poke_src *src)
 {
 	struct sy_poke_desc d;
-	size_t changes = 0, written_to = 0;
+	size_t n = 0, changes = 0;
+	struct write_fail fail;
 	bool cached = true;
 	int r;
 
 	/* Verify every change before the first write: all or nothing. */
 	src->rewind(src->ctx);
-	while (src->next(src->ctx, &d)) {
-		r = verify(&d);
-		if (r)
+	for (; src->next(src->ctx, &d); n++) {
+		r = classify(&d, n);
+		if (r < 0)
 			return r;
+		if (n < SKIP_CAP)
+			set_skip(n, r);
+		if (r)
+			continue;
 		if (changes < WCACHE && d.len <= WCACHE_LEN) {
 			wcache[changes].addr = d.addr;
+			wcache[changes].ord = (uint32_t)n;
 			wcache[changes].len = (uint8_t)d.len;
 			memcpy(wcache[changes].new_, d.new_, 8);
 		} else {
@@ -560,17 +701,24 @@ int sy_poke_apply(const struct sy_poke_src *src)
 		changes++;
 	}
 	if (!changes)
-		return 0;
-	r = write_pass(src, cached, changes, false, &written_to);
+		return 0;	/* every site already has its new form */
+	r = write_pass(src, cached, changes, n, NULL, &fail);
 	if (r) {
-		size_t dummy;
+		struct write_fail dummy;
 
-		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s; undoing",
-		       strerror(-r));
-		if (write_pass(src, false, written_to, true, &dummy))
+		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s%s",
+		       strerror(-r), fail.wrote ? "; undoing what was written"
+						: "; nothing was written");
+		if (fail.wrote &&
+		    write_pass(src, false, 0, fail.last + 1, &fail, &dummy))
 			sy_log(SWITCHYARD_LOG_ERROR,
-			       "undo failed too: code is inconsistent");
-		sync_cores();
+			       "undo failed too: some sites of this change hold "
+			       "their new form; the next change of their key "
+			       "completes or reverts them");
+		if (fail.wrote) {
+			counters.undone_batches++;
+			sync_cores();
+		}
 		return r;
 	}
 	counters.patch_batches++;
@@ -587,4 +735,5 @@ void sy_poke_stats(struct switchyard_stats *st)
 	st->sync_fallbacks = counters.sync_fallbacks;
 	st->write_calls = counters.write_calls;
 	st->rwx_windows = counters.rwx_windows;
+	st->undone_batches = counters.undone_batches;
 }

@@ -6,17 +6,32 @@
  * sites in the section "sy_jump_entries" and hands it to
  * sy__register_jump_table() from a constructor that runs before the object's
  * other constructors. The registry checks that every site holds the jump
- * that the assembler emitted, writes the no-op (TEST) form wherever the
- * key's current state asks for the straight-line path, and indexes the
- * table by (key, code) beside it (the table itself is not moved). A state
- * change then finds a key's sites in every table by binary search and
- * patches all of them in one poke batch. The object's destructor takes the
- * table back before the object is unmapped.
+ * that the assembler emitted, indexes the table by (key, code) beside it
+ * (the table itself is not moved), and only then writes the no-op (TEST)
+ * form wherever the key's current state asks for the straight-line path:
+ * everything that can fail for want of memory happens before the first
+ * write. A state change then finds a key's sites in every table by binary
+ * search and patches all of them in one poke batch. The object's destructor
+ * takes the table back before the object is unmapped.
  *
- * All state here is protected by the patch lock.
+ * What each site holds, per table state:
+ *
+ *   state    sites hold                               next change of a key
+ *   normal   the form of their key's state            that key's sites
+ *   stale    the jumps the assembler emitted (the     that key's sites, and
+ *            registration's write failed; the poke    every site of every
+ *            engine undid whatever it had written)    stale table
+ *
+ * A change brings each site it covers to the form its key's state asks for,
+ * whichever of its two forms the site holds (the poke engine skips sites
+ * that already have it), so a stale table becomes normal at the first
+ * change that succeeds.
+ *
+ * All state here is protected by the patch lock. Nothing here calls into
+ * the dynamic linker with the patch lock held (internal.h): the object
+ * lookups happen before the lock is taken, the split-key check after it is
+ * released.
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +40,63 @@
 
 #include "internal.h"
 
+/*
+ * How a table's entries are found by key:
+ *   SORTED   the table is in (key, code) order already: binary search
+ *   INDEXED  index[] holds the positions in that order: binary search
+ *   SCAN     no memory for an index: every change walks the whole table
+ *            (correct, slower: reported at registration)
+ */
+enum table_order { ORDER_SORTED, ORDER_INDEXED, ORDER_SCAN };
+
 struct sy_table {
 	struct sy_table *next;
 	struct sy_jump_entry *start;
-	uint32_t *index;	/* entries in (key, code) order; NULL: identity */
-	char *path;		/* the object's file, for names; may be NULL */
-	uintptr_t bias;		/* its load bias */
-	bool located;		/* path and bias looked up (on first use) */
+	uint32_t *index;	/* ORDER_INDEXED: n positions */
 	size_t n;
+	enum table_order order;
+	bool stale;		/* see the state table above */
+	bool pooled;		/* from table_pool, not malloc */
 	size_t n_short, n_long, n_refused;
 };
 
 static struct sy_table *tables;
 static struct switchyard_stats reg;
+
+/*
+ * A few table descriptors for when malloc fails at registration: losing
+ * the table would leave the object's sites on whatever path the assembler
+ * emitted, whatever their keys say. Patch lock held.
+ */
+#define TABLE_POOL 8
+static struct sy_table table_pool[TABLE_POOL];
+static bool table_pool_used[TABLE_POOL];
+
+static struct sy_table *table_alloc(void)
+{
+	struct sy_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		return t;
+	for (int i = 0; i < TABLE_POOL; i++)
+		if (!table_pool_used[i]) {
+			table_pool_used[i] = true;
+			t = &table_pool[i];
+			memset(t, 0, sizeof(*t));
+			t->pooled = true;
+			return t;
+		}
+	return NULL;
+}
+
+static void table_free(struct sy_table *t)
+{
+	free(t->index);
+	if (t->pooled)
+		table_pool_used[t - table_pool] = false;
+	else
+		free(t);
+}
 
 /* ---- sorting ----------------------------------------------------------- */
 
@@ -137,7 +196,7 @@ static int cmp_index_code(const void *a, const void *b, void *table)
 static int build_index(const struct sy_jump_entry *e, size_t n, uint32_t **out)
 {
 	struct key_map m = { NULL, NULL, 0, 0 };
-	uint32_t *perm = NULL, *rank_dst;
+	uint32_t *perm = NULL, *rank_dst = NULL;
 	uintptr_t *uniq = NULL;
 	size_t *start = NULL, nk = 0, i;
 	int r = -ENOMEM;
@@ -151,10 +210,10 @@ static int build_index(const struct sy_jump_entry *e, size_t n, uint32_t **out)
 	if (n > UINT32_MAX)
 		return -E2BIG;
 
-	perm = malloc(2 * n * sizeof(*perm));
-	if (key_map_resize(&m, 256) || !perm)
+	perm = malloc(n * sizeof(*perm));
+	rank_dst = malloc(n * sizeof(*rank_dst));	/* scratch */
+	if (key_map_resize(&m, 256) || !perm || !rank_dst)
 		goto out;
-	rank_dst = perm + n;
 	/* Distinct keys. Key 0 (refused sites) is stored as 1 so that 0 can
 	 * mark an empty slot; it still ranks first. */
 	for (i = 0; i < n; i++) {
@@ -196,25 +255,27 @@ static int build_index(const struct sy_jump_entry *e, size_t n, uint32_t **out)
 			qsort_r(perm + lo, hi - lo, sizeof(*perm), cmp_index_code,
 				(void *)e);
 	}
-	*out = perm;	/* the first n of the 2n allocated */
+	*out = perm;
 	perm = NULL;
 	r = 0;
 out:
 	free(m.slot_key);
 	free(m.slot_val);
 	free(perm);
+	free(rank_dst);
 	free(uniq);
 	free(start);
 	return r;
 }
 
-/* The i-th entry of t in (key, code) order. */
-static const struct sy_jump_entry *nth(const struct sy_table *t, size_t i)
+/* The i-th entry of t in (key, code) order (in table order for SCAN). */
+static struct sy_jump_entry *nth(const struct sy_table *t, size_t i)
 {
-	return &t->start[t->index ? t->index[i] : i];
+	return &t->start[t->order == ORDER_INDEXED ? t->index[i] : i];
 }
 
-/* Position in (key, code) order of the first entry of `key`, or t->n. */
+/* Position in (key, code) order of the first entry of `key`, or t->n.
+ * Not for ORDER_SCAN tables. */
 static size_t lower_bound(const struct sy_table *t, const struct static_key *key)
 {
 	size_t lo = 0, hi = t->n;
@@ -234,92 +295,116 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
 
 /*
  * Describe the change of one site to its form for `enabled`: JMP when the
- * key's state differs from the branch bit, as in the kernel. `from_jump`:
- * the site still holds the jump the assembler emitted (registration).
- * False when the site already has that form. Old and new differ in the
- * opcode byte only (sy_arch_jump_encode_pair()), which is what the poke
- * engine's live-safety rule requires; at registration no thread runs the
- * object's code yet, but the same rule applies anyway.
+ * key's state differs from the branch bit, as in the kernel. The old bytes
+ * are the other form: the poke engine skips a site that already has the
+ * new one (a stale table's, see the top of this file). Old and new differ in
+ * the opcode byte only (sy_arch_jump_encode_pair()), which is what the poke
+ * engine's live-safety rule requires. False for a site that is not to be
+ * touched (refused at registration, or dead).
  */
 static bool describe(const struct sy_jump_entry *e, bool enabled,
-		     bool from_jump, struct sy_poke_desc *d)
+		     struct sy_poke_desc *d)
 {
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
 	bool jump = enabled != sy_entry_branch(e);
 
-	if (!sy_entry_key(e) || (e->key & SY_ENTRY_DEAD) || (from_jump && jump))
+	if (!sy_entry_key(e) || (e->key & SY_ENTRY_DEAD))
 		return false;
 	d->addr = code;
 	d->len = sy_entry_len(e);
-	sy_arch_jump_encode_pair(code, target, d->len, from_jump || !jump, jump,
-				 d->old, d->new_);
+	sy_arch_jump_encode_pair(code, target, d->len, !jump, jump, d->old,
+				 d->new_);
 	return true;
 }
 
-/* The sites of one key: its run in each table. */
-struct key_run {
-	const struct sy_table *t;
-	size_t lo, n;
-};
+/* A key's state as its sites must show it. Patch lock held: only the lock
+ * holder moves a count across 0 (the -1 of a first enable included), so
+ * "zero or not" is stable here. */
+static bool key_state(const struct static_key *k)
+{
+	return __atomic_load_n(&k->enabled, __ATOMIC_RELAXED) != 0;
+}
 
 /*
- * Room for one run per table, grown at registration, so that a state change
- * allocates nothing (it may run in a signal handler: see poke.c).
+ * A poke source over the sites of one key being changed: its run in each
+ * normal table (every entry of a SCAN table, filtered), and every site of
+ * every stale table (each to its own key's state). Walks the table list
+ * itself, so that a change allocates nothing (it may run in a signal
+ * handler: see poke.c).
  */
-static struct key_run *run_buf;
-static size_t run_cap, ntables;
-
-/* A poke source over a key's runs. */
 struct key_iter {
-	const struct key_run *run;
-	size_t nruns, r, j;
+	const struct static_key *key;
 	bool enabled;
+	const struct sy_table *t;	/* current table */
+	size_t i, end;			/* position in it */
 };
+
+static void key_iter_enter(struct key_iter *k)
+{
+	for (; k->t; k->t = k->t->next) {
+		const struct sy_table *t = k->t;
+
+		if (t->stale || t->order == ORDER_SCAN) {
+			k->i = 0;
+			k->end = t->n;
+		} else {
+			k->i = lower_bound(t, k->key);
+			for (k->end = k->i;
+			     k->end < t->n && sy_entry_key(nth(t, k->end)) == k->key;
+			     k->end++)
+				;
+		}
+		if (k->i < k->end)
+			return;
+	}
+}
 
 static void key_iter_rewind(void *ctx)
 {
 	struct key_iter *k = ctx;
 
-	k->r = k->j = 0;
+	k->t = tables;
+	key_iter_enter(k);
 }
 
 static bool key_iter_next(void *ctx, struct sy_poke_desc *d)
 {
 	struct key_iter *k = ctx;
 
-	while (k->r < k->nruns) {
-		const struct key_run *run = &k->run[k->r];
+	while (k->t) {
+		while (k->i < k->end) {
+			const struct sy_jump_entry *e = nth(k->t, k->i++);
+			const struct static_key *key = sy_entry_key(e);
+			bool en;
 
-		if (k->j == run->n) {
-			k->r++;
-			k->j = 0;
-			continue;
+			if (key == k->key)
+				en = k->enabled;
+			else if (k->t->stale && key)
+				en = key_state(key);
+			else
+				continue;
+			if (describe(e, en, d))
+				return true;
 		}
-		if (describe(nth(run->t, run->lo + k->j++), k->enabled, false, d))
-			return true;
+		k->t = k->t->next;
+		key_iter_enter(k);
 	}
 	return false;
 }
 
 int sy_jump_label_update(struct static_key *key, bool enabled)
 {
-	struct key_iter k = { run_buf, 0, 0, 0, enabled };
+	struct key_iter k = { key, enabled, NULL, 0, 0 };
 	struct sy_poke_src src = { key_iter_rewind, key_iter_next, &k };
-	size_t total = 0;
+	int r = sy_poke_apply(&src);
 
-	for (struct sy_table *t = tables; t; t = t->next) {
-		size_t lo = lower_bound(t, key), hi = lo;
-
-		while (hi < t->n && sy_entry_key(nth(t, hi)) == key)
-			hi++;
-		if (hi == lo)
-			continue;
-		run_buf[k.nruns].t = t;
-		run_buf[k.nruns].lo = lo;
-		run_buf[k.nruns++].n = hi - lo;
-		total += hi - lo;
-	}
-	return total ? sy_poke_apply(&src) : 0;
+	if (!r)
+		for (struct sy_table *t = tables; t; t = t->next)
+			if (t->stale) {
+				t->stale = false;
+				reg.stale_objects--;
+			}
+	return r;
 }
 
 /* ---- registration ------------------------------------------------------- */
@@ -334,12 +419,13 @@ static uint64_t now_ns(void)
 
 static void account(const struct sy_table *t, int sign)
 {
-	ntables += (size_t)sign;
 	reg.objects += (uint64_t)sign;
 	reg.sites += (uint64_t)sign * t->n;
 	reg.sites_short += (uint64_t)sign * t->n_short;
 	reg.sites_long += (uint64_t)sign * t->n_long;
 	reg.sites_refused += (uint64_t)sign * t->n_refused;
+	if (t->stale)
+		reg.stale_objects += (uint64_t)sign;
 }
 
 static struct sy_table *find_table(const struct sy_jump_entry *start)
@@ -350,12 +436,23 @@ static struct sy_table *find_table(const struct sy_jump_entry *start)
 	return NULL;
 }
 
+/* The object's file for messages: its path, or the program's name. */
+static const char *obj_name(const struct sy_obj *o)
+{
+	extern char *program_invocation_name;
+
+	if (o->found && o->name && o->name[0])
+		return o->name;
+	return program_invocation_name ? program_invocation_name : "the program";
+}
+
 /*
  * Check each site's bytes and record its length; refuse (and neutralise,
  * key 0 sorts first and matches no key) any that does not hold the jump its
  * record describes.
  */
-static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
+static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
+			 const struct sy_obj *o)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned len;
@@ -369,8 +466,8 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 			sy_hex(found, sizeof(found),
 			       (const uint8_t *)sy_entry_code(&e[i]), 5);
 			sy_log(SWITCHYARD_LOG_ERROR,
-			       "site %p of key %p: expected a jump to %p, found "
-			       "[%s]; site ignored",
+			       "%s: site %p of key %p: expected a jump to %p, "
+			       "found [%s]; site ignored", obj_name(o),
 			       (void *)sy_entry_code(&e[i]),
 			       (void *)sy_entry_key(&e[i]),
 			       (void *)sy_entry_target(&e[i]), found);
@@ -387,241 +484,9 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n)
 	}
 }
 
-struct exe_lookup {
-	const char *name;
-	uintptr_t addr;		/* result, 0: not defined by the executable */
-};
-
-static uint32_t gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
-/*
- * Look name up in the dynamic symbol table of one loaded object, through
- * its DT_GNU_HASH. Returns the run-time address of its definition, or 0.
- * Not dlsym(): dlsym(RTLD_DEFAULT) makes the calling object depend on
- * wherever the symbol is found, which would keep every dlopen'ed library
- * that exports a key loaded forever.
- */
-static uintptr_t gnu_lookup(const struct dl_phdr_info *info, const char *name)
-{
-	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const uint32_t *gh = NULL;
-
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(info->dlpi_addr +
-						  info->dlpi_phdr[i].p_vaddr);
-	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-		/* glibc relocates these in place on x86-64; allow for both */
-		uintptr_t p = dyn->d_un.d_ptr;
-
-		if (p < info->dlpi_addr)
-			p += info->dlpi_addr;
-		if (dyn->d_tag == DT_SYMTAB)
-			symtab = (const ElfW(Sym) *)p;
-		else if (dyn->d_tag == DT_STRTAB)
-			strtab = (const char *)p;
-		else if (dyn->d_tag == DT_GNU_HASH)
-			gh = (const uint32_t *)p;
-	}
-	if (!symtab || !strtab || !gh || !gh[0])
-		return 0;
-
-	uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2];
-	const uint32_t *buckets =
-		(const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_size);
-	const uint32_t *chain = buckets + nbuckets;
-	uint32_t h = gnu_hash(name);
-
-	for (uint32_t i = buckets[h % nbuckets]; i && i >= symoffset; i++) {
-		uint32_t h2 = chain[i - symoffset];
-		const ElfW(Sym) *sym = &symtab[i];
-
-		if ((h | 1) == (h2 | 1) && !strcmp(name, strtab + sym->st_name))
-			return sym->st_shndx == SHN_UNDEF ? 0 :
-			       info->dlpi_addr + sym->st_value;
-		if (h2 & 1)
-			break;
-	}
-	return 0;
-}
-
-/* dl_iterate_phdr callback: the main program is the first object. */
-static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct exe_lookup *q = arg;
-
-	(void)size;
-	q->addr = gnu_lookup(info, q->name);
-	return 1;
-}
-
-/* dl_iterate_phdr callback: the first shared object (not the main
- * program) that defines q->name. */
-struct lib_lookup {
-	const char *name;
-	const char *path;
-	int seen;
-};
-
-static int lib_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct lib_lookup *q = arg;
-
-	(void)size;
-	if (q->seen++ == 0)
-		return 0;	/* the main program */
-	if (!gnu_lookup(info, q->name))
-		return 0;
-	q->path = info->dlpi_name;
-	return 1;
-}
-
-char *sy_definer_of(const char *name)
-{
-	struct lib_lookup q = { name, NULL, 0 };
-
-	dl_iterate_phdr(lib_lookup_cb, &q);
-	return q.path && q.path[0] ? strdup(q.path) : NULL;
-}
-
-/* dl_iterate_phdr callback: the object that maps q->addr. */
-struct obj_query {
-	uintptr_t addr;
-	const char *name;	/* dlpi_name: "" for the main program */
-	uintptr_t bias;
-	bool found;
-	int nseg;		/* its PT_LOAD segments (the first 16) */
-	uintptr_t lo[16], hi[16];
-};
-
-static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct obj_query *q = arg;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && q->addr >= lo &&
-		    q->addr < lo + ph->p_memsz)
-			q->found = true;
-	}
-	if (!q->found)
-		return 0;
-	q->name = info->dlpi_name;
-	q->bias = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum && q->nseg < 16; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		q->lo[q->nseg] = info->dlpi_addr + ph->p_vaddr;
-		q->hi[q->nseg] = q->lo[q->nseg] + ph->p_memsz;
-		q->nseg++;
-	}
-	return 1;
-}
-
-/*
- * The file and load bias of the object that maps addr. *path is malloc'ed
- * ("/proc/self/exe" resolved for the main program), or NULL.
- */
-int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
-{
-	struct obj_query q = { .addr = addr };
-
-	*path = NULL;
-	*bias = 0;
-	dl_iterate_phdr(obj_query_cb, &q);
-	if (!q.found)
-		return -ENOENT;
-	*bias = q.bias;
-	if (q.name && q.name[0]) {
-		*path = strdup(q.name);
-	} else {
-		char buf[4096];
-		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			*path = strdup(buf);
-		}
-	}
-	return *path ? 0 : -ENOMEM;
-}
-
-void sy_registry_visit(sy_site_visit fn, void *arg)
-{
-	for (struct sy_table *t = tables; t; t = t->next) {
-		/* Only introspection needs the file: not looked up at load. */
-		if (!t->located) {
-			sy_object_of((uintptr_t)t->start, &t->path, &t->bias);
-			t->located = true;
-		}
-		for (size_t i = 0; i < t->n; i++) {
-			const struct sy_jump_entry *e = nth(t, i);
-
-			if (sy_entry_key(e) && !(e->key & SY_ENTRY_DEAD))
-				fn(e, t->path, t->bias, arg);
-		}
-	}
-}
-
-/*
- * A key exported by a shared object can exist twice: the executable holds
- * a copy (a copy relocation: what gcc and clang emit for an extern variable
- * in PIE and non-PIE code alike), which is the program's instance, while a
- * library linked with -Bsymbolic, or whose key is protected, keeps using its
- * own. Flipping one then does not reach the sites that use the other: the
- * same split any exported variable suffers there. It cannot be repaired
- * from here, so it is reported at registration, with the fix: have the
- * executable reach such keys through the GOT.
- */
-static void check_split_keys(const struct sy_table *t)
-{
-	/* one look per distinct key: skip each key's run by binary search
-	 * (walking 100,000 entries through the index would miss the cache) */
-	for (size_t i = 0; i < t->n;) {
-		const struct static_key *key = sy_entry_key(nth(t, i));
-		struct exe_lookup q;
-		Dl_info info;
-
-		i = lower_bound(t, (const struct static_key *)((uintptr_t)key + 1));
-		if (!key)
-			continue;
-		if (!dladdr(key, &info) || !info.dli_sname ||
-		    info.dli_saddr != (void *)key)
-			continue;
-		q.name = info.dli_sname;
-		q.addr = 0;
-		dl_iterate_phdr(exe_lookup_cb, &q);
-		if (!q.addr || q.addr == (uintptr_t)key)
-			continue;
-		sy_log(SWITCHYARD_LOG_ERROR,
-		       "static key '%s': the sites of %s use the instance at %p, "
-		       "the program's is at %p (a copy in the executable, and "
-		       "a -Bsymbolic or protected definition in %s): changing "
-		       "one does not reach the sites of the other. Build the "
-		       "executable with -mno-direct-extern-access (gcc) or "
-		       "-fno-direct-access-external-data (clang), or define the "
-		       "key in the executable",
-		       info.dli_sname, info.dli_fname, (void *)key,
-		       (void *)q.addr, info.dli_fname);
-	}
-}
-
-/* A poke source over a new table, in its own order (code order): every
- * site still holds the jump the assembler emitted. */
+/* A poke source over a new (or stale) table, in its own order (code
+ * order, which makes the fewest write chunks): every site to its key's
+ * state. */
 struct table_iter {
 	const struct sy_jump_entry *e;
 	size_t n, i;
@@ -640,14 +505,55 @@ static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
 		const struct sy_jump_entry *e = &t->e[t->i++];
 		struct static_key *key = sy_entry_key(e);
 
-		if (key && describe(e, static_key_count(key) > 0, true, d))
+		if (key && describe(e, key_state(key), d))
 			return true;
 	}
 	return false;
 }
 
+/*
+ * The distinct keys of a table, for the split check that runs after the
+ * lock is released (it needs the dynamic linker). Malloc'ed, *nkeys long;
+ * NULL when out of memory (the check is a diagnostic: skipped then).
+ */
+static const struct static_key **distinct_keys(const struct sy_table *t,
+					       size_t *nkeys)
+{
+	const struct static_key **v = NULL;
+	size_t n = 0, cap = 0;
+
+	*nkeys = 0;
+	if (t->order == ORDER_SCAN)
+		return NULL;
+	/* one look per distinct key: skip each key's run by binary search
+	 * (walking 100,000 entries through the index would miss the cache) */
+	for (size_t i = 0; i < t->n;) {
+		const struct static_key *key = sy_entry_key(nth(t, i));
+
+		i = lower_bound(t, (const struct static_key *)((uintptr_t)key + 1));
+		if (!key)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 16;
+			const struct static_key **nv = realloc(v, c * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return NULL;
+			}
+			v = nv;
+			cap = c;
+		}
+		v[n++] = key;
+	}
+	*nkeys = n;
+	return v;
+}
+
 /* Patch lock held. */
-static int register_locked(struct sy_jump_entry *start, size_t n)
+static int register_locked(struct sy_jump_entry *start, size_t n,
+			   const struct sy_obj *o,
+			   const struct static_key ***keys, size_t *nkeys)
 {
 	struct table_iter it = { start, n, 0 };
 	struct sy_poke_src src = { table_iter_rewind, table_iter_next, &it };
@@ -656,69 +562,116 @@ static int register_locked(struct sy_jump_entry *start, size_t n)
 
 	if (find_table(start))
 		return 0;	/* the same object's glue, twice (LTO) */
-	if (ntables + 1 > run_cap) {
-		size_t cap = 2 * (ntables + 1);
-		struct key_run *rb = realloc(run_buf, cap * sizeof(*rb));
-
-		if (!rb)
-			return -ENOMEM;
-		run_buf = rb;
-		run_cap = cap;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	/* Decode first: a refused site gets key 0, which the index then
-	 * moves out of every key's run. Patch before indexing: the table is
-	 * in the order the assembler emitted, code order, which makes the
-	 * fewest write chunks. */
-	decode_sites(t, start, n);
-	r = sy_poke_apply(&src);
-	if (r)
+	t = table_alloc();
+	if (!t) {
+		/* Impossible short of a process with more than TABLE_POOL
+		 * objects loaded while malloc fails: nothing written. */
 		sy_log(SWITCHYARD_LOG_ERROR,
-		       "could not bring the %zu sites at %p to their keys' "
-		       "state: %s; their branches follow the emitted jumps",
-		       n, (void *)start, strerror(-r));
-	if (build_index(start, n, &t->index)) {
-		/* Without the index, binary search would miss sites. */
-		sy_log(SWITCHYARD_LOG_ERROR, "out of memory indexing %zu sites",
-		       n);
-		free(t);
+		       "%s: out of memory registering %zu sites: they keep "
+		       "the jumps the compiler emitted and do not follow "
+		       "their keys", obj_name(o), n);
 		return -ENOMEM;
 	}
 	t->start = start;
 	t->n = n;
+	/* Decode first: a refused site gets key 0, which the index then
+	 * moves out of every key's run. Index before writing: a failure
+	 * after the first write would leave sites nobody can find. */
+	decode_sites(t, start, n, o);
+	r = build_index(start, n, &t->index);
+	if (!r) {
+		t->order = t->index ? ORDER_INDEXED : ORDER_SORTED;
+	} else {
+		t->order = ORDER_SCAN;
+		sy_log(SWITCHYARD_LOG_WARN,
+		       "%s: no memory to index %zu sites: every change of "
+		       "their keys will scan the whole table", obj_name(o), n);
+	}
+	r = sy_poke_apply(&src);
+	if (r) {
+		t->stale = true;
+		sy_log(SWITCHYARD_LOG_ERROR,
+		       "%s: could not bring its %zu sites to their keys' "
+		       "state (%s): they hold the jumps the compiler emitted "
+		       "until a change of any key succeeds", obj_name(o), n,
+		       strerror(-r));
+	}
 	t->next = tables;
 	tables = t;
 	account(t, 1);
-	check_split_keys(t);
+	*keys = distinct_keys(t, nkeys);
 	return r;
 }
 
-static int register_timed(struct sy_jump_entry *start, size_t n)
+static int register_timed(struct sy_jump_entry *start, size_t n,
+			  const struct sy_obj *o,
+			  const struct static_key ***keys, size_t *nkeys)
 {
 	uint64_t t0 = now_ns();
-	int r = register_locked(start, n);
+	int r = register_locked(start, n, o, keys, nkeys);
 
 	reg.register_ns += now_ns() - t0;
 	return r;
 }
 
+/*
+ * A message for the one state in which (un)registration cannot go on: the
+ * calling thread is already inside a switchyard call, i.e. dlopen() or
+ * dlclose() ran in a signal handler that interrupted one (neither is
+ * async-signal-safe) or in the log callback (which must not call back).
+ * Written with write(2): the log lock may be held by the interrupted call.
+ */
+static void reentered(const char *what)
+{
+	static const char pre[] = "switchyard: ";
+	static const char post[] = " from inside a switchyard call (dlopen or "
+				   "dlclose in a signal handler or the log "
+				   "callback)\n";
+
+	if (write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 ||
+	    write(STDERR_FILENO, what, strlen(what)) < 0 ||
+	    write(STDERR_FILENO, post, sizeof(post) - 1) < 0) {
+		/* nowhere left to report to */
+	}
+}
+
 int sy__register_jump_table(struct sy_jump_entry *start,
 			    struct sy_jump_entry *stop)
 {
+	const struct static_key **keys = NULL;
+	size_t nkeys = 0;
+	struct sy_obj o;
+	int r;
+
 	if (!start || stop <= start)
 		return 0;
+	/* Under the re-entry guard: a signal handler on this thread must not
+	 * start a change in the middle of this registration's batch (the
+	 * poke engine's buffers are shared). It gets -EDEADLK instead. */
+	if (sy_enter()) {
+		reentered("refusing to register an object's sites");
+		return -EDEADLK;
+	}
+	/* Before the lock: this takes the dynamic linker's lock. */
+	sy_obj_lookup((uintptr_t)start, &o);
 	if ((uintptr_t)start % _Alignof(struct sy_jump_entry) ||
 	    ((uintptr_t)stop - (uintptr_t)start) % sizeof(*start)) {
-		sy_log(SWITCHYARD_LOG_ERROR, "malformed site table %p..%p",
-		       (void *)start, (void *)stop);
+		sy_log(SWITCHYARD_LOG_ERROR, "%s: malformed site table %p..%p",
+		       obj_name(&o), (void *)start, (void *)stop);
+		sy_leave();
 		return -EINVAL;
 	}
 	/* A library may be loaded by a thread that holds the patch lock
 	 * (dlopen between switchyard_patch_lock/unlock): SY_LOCKED then does
 	 * not take it again. */
-	return SY_LOCKED(register_timed(start, (size_t)(stop - start)));
+	r = SY_LOCKED(register_timed(start, (size_t)(stop - start), &o, &keys,
+				     &nkeys));
+	/* After the lock: the split check needs the dynamic linker. */
+	for (size_t i = 0; i < nkeys; i++)
+		sy_check_split_key(keys[i]);
+	free(keys);
+	sy_leave();
+	return r;
 }
 
 /*
@@ -731,28 +684,31 @@ int sy__register_jump_table(struct sy_jump_entry *start,
  * reached some other way. Such sites are reported and marked dead: they keep
  * their current form and are never written again.
  */
-static void kill_orphans(const struct sy_table *gone)
+static void kill_orphans(const struct sy_obj *o)
 {
-	struct obj_query o = { .addr = (uintptr_t)gone->start };
-
-	dl_iterate_phdr(obj_query_cb, &o);
 	/* The main program is never unmapped before the process ends: its
 	 * keys (copy-relocated ones included) outlive every table. */
-	if (!o.found || !o.name || !o.name[0])
+	if (!o->found || !o->name || !o->name[0])
 		return;
 	for (struct sy_table *u = tables; u; u = u->next) {
 		size_t dead = 0;
 
-		for (int r = 0; r < o.nseg; r++) {
-			for (size_t i = lower_bound(u, (const struct static_key *)o.lo[r]);
-			     i < u->n && (uintptr_t)sy_entry_key(nth(u, i)) < o.hi[r];
-			     i++) {
-				struct sy_jump_entry *e = &u->start[u->index ? u->index[i] : i];
+		for (int r = 0; r < o->nseg; r++) {
+			/* keys in [lo, hi): one run in (key, code) order */
+			size_t i = u->order == ORDER_SCAN ? 0 :
+				   lower_bound(u, (const struct static_key *)o->lo[r]);
 
-				if (!(e->key & SY_ENTRY_DEAD)) {
-					e->key |= SY_ENTRY_DEAD;
-					dead++;
-				}
+			for (; i < u->n; i++) {
+				struct sy_jump_entry *e = nth(u, i);
+				uintptr_t k = (uintptr_t)sy_entry_key(e);
+
+				if (k >= o->hi[r] && u->order != ORDER_SCAN)
+					break;
+				if (k < o->lo[r] || k >= o->hi[r] ||
+				    (e->key & SY_ENTRY_DEAD))
+					continue;
+				e->key |= SY_ENTRY_DEAD;
+				dead++;
 			}
 		}
 		if (dead)
@@ -760,34 +716,62 @@ static void kill_orphans(const struct sy_table *gone)
 			       "%s is being unloaded, but %zu sites in the table "
 			       "at %p still use its keys: they keep their current "
 			       "form and are never patched again",
-			       o.name, dead,
-			       (void *)u->start);
+			       o->name, dead, (void *)u->start);
 	}
 }
 
-static int unregister_locked(const struct sy_jump_entry *start)
+static int unregister_locked(const struct sy_jump_entry *start,
+			     const struct sy_obj *o)
 {
 	struct sy_table **pp, *t;
 
 	for (pp = &tables; (t = *pp); pp = &t->next) {
 		if (t->start == start) {
 			*pp = t->next;
-			kill_orphans(t);
 			account(t, -1);
-			free(t->index);
-			free(t->path);
-			free(t);
+			table_free(t);
 			break;
 		}
 	}
+	kill_orphans(o);
+	/* Its deferred keys' queued final decrements go with it. */
+	sy_deferred_forget(o);
 	return 0;
 }
 
 int sy__unregister_jump_table(struct sy_jump_entry *start,
 			      struct sy_jump_entry *stop)
 {
+	struct sy_obj o;
+	int r;
+
 	(void)stop;
-	return SY_LOCKED(unregister_locked(start));
+	if (sy_enter()) {
+		/* Going on could free a table under the interrupted batch,
+		 * stopping would leave one that names unmapped code: a state
+		 * that must not exist (dlclose is not async-signal-safe). */
+		reentered("an object is being unloaded");
+		abort();
+	}
+	/* Before the lock: this takes the dynamic linker's lock. An empty
+	 * table's start may sit just past the object's last segment. */
+	sy_obj_lookup((uintptr_t)start, &o);
+	if (!o.found)
+		sy_obj_lookup((uintptr_t)start - 1, &o);
+	r = SY_LOCKED(unregister_locked(start, &o));
+	sy_leave();
+	return r;
+}
+
+void sy_registry_visit(sy_site_visit fn, void *arg)
+{
+	for (struct sy_table *t = tables; t; t = t->next)
+		for (size_t i = 0; i < t->n; i++) {
+			const struct sy_jump_entry *e = nth(t, i);
+
+			if (sy_entry_key(e) && !(e->key & SY_ENTRY_DEAD))
+				fn(e, arg);
+		}
 }
 
 static int get_stats(struct switchyard_stats *st)

@@ -102,6 +102,11 @@ struct switchyard_stats {
 	uint64_t write_calls;	/* system calls that wrote code */
 	uint64_t rwx_windows;	/* writes through a read-write-execute window */
 	uint64_t register_ns;	/* time spent registering objects, total */
+	uint64_t undone_batches; /* batches whose write failed part-way and
+				    whose written part was restored */
+	uint64_t stale_objects;	/* registered objects whose sites could not
+				   be brought to their keys' state yet (the
+				   next change of any key retries) */
 };
 
 /*
