@@ -62,10 +62,13 @@ static int first_enable(struct static_key *key)
 		return r;
 	}
 	/*
-	 * Release: pairs with the acquire cmpxchg/load of the fast paths
-	 * (inc_not_disabled(), dec_not_one()) and of static_key_count()
-	 * users that then take decisions: whoever sees 1 also sees every
-	 * site written.
+	 * Release: pairs with the acquire load/cmpxchg of the lock-free
+	 * paths (inc_not_disabled(), dec_not_one(), dec_deferred()), which
+	 * act only on a count above 0: a thread whose increment succeeds
+	 * there has seen this 1, hence every site written and the cores
+	 * synchronised. Not with static_key_count()/static_key_enabled():
+	 * they are relaxed loads and report the -1 above as 1, so a reader
+	 * of those may be early, never late (documented in the header).
 	 */
 	__atomic_store_n(&key->enabled, 1, __ATOMIC_RELEASE);
 	return 0;

@@ -150,7 +150,11 @@ SWITCHYARD_API int static_key_disable_cpuslocked(struct static_key *key);
 
 /*
  * static_key_count - the reference count; an enable in progress (-1) is
- * reported as 1, as the kernel does. Thread-safe; lock-free.
+ * reported as 1, as the kernel does. A relaxed load: a key seen enabled may
+ * still have sites being written (early, never late); a thread that must
+ * know its sites are patched takes a reference (static_branch_inc()),
+ * which returns only once they are. Thread-safe; lock-free;
+ * async-signal-safe.
  */
 static inline int static_key_count(struct static_key *key)
 {
