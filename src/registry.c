@@ -763,6 +763,26 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 	return r;
 }
 
+static int forget_locked(const struct sy_obj *o)
+{
+	sy_deferred_forget(o);
+	return 0;
+}
+
+void sy__object_unloading(const void *addr)
+{
+	struct sy_obj o;
+
+	if (sy_enter()) {
+		reentered("an object is being unloaded");
+		abort();	/* as in sy__unregister_jump_table() */
+	}
+	sy_obj_lookup((uintptr_t)addr, &o);
+	if (o.found && o.name && o.name[0])	/* the program: at exit only */
+		SY_LOCKED(forget_locked(&o));
+	sy_leave();
+}
+
 void sy_registry_visit(sy_site_visit fn, void *arg)
 {
 	for (struct sy_table *t = tables; t; t = t->next)

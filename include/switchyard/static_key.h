@@ -217,6 +217,22 @@ extern "C" {
 #include <switchyard/arch/x86_64.h>
 #endif
 
+/*
+ * sy__object_unloading - called by the object that contains addr as it is
+ * unloaded: queued deferred decrements of its keys are dropped. The per-object
+ * glue of arch/x86_64.h does it with the table; elsewhere (fallback mode)
+ * every translation unit gets a destructor that does only this. Exported,
+ * not API.
+ */
+SWITCHYARD_API void sy__object_unloading(const void *addr);
+
+#if !defined(SY__ARCH_HAVE_JUMP_LABEL) && !defined(SY__NO_DSO_GLUE)
+__attribute__((destructor, unused)) static void sy__fallback_unloading(void)
+{
+	sy__object_unloading((const void *)&sy__fallback_unloading);
+}
+#endif
+
 #ifdef SY__ARCH_HAVE_JUMP_LABEL
 #define SY__BRANCH(keyp, branch) SY__ARCH_STATIC_BRANCH(keyp, branch)
 #else
