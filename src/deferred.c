@@ -198,6 +198,8 @@ static int dec_deferred(struct static_key *key, struct sy_delayed_work *work,
 		return sy_key_dec(key);	/* reports the misuse */
 
 	dq_take();
+	if (queue && !worker_up)
+		start_worker();	/* works left queued by fork (see below) */
 	if (!work->sy_pending) {
 		r = start_worker();
 		if (!r) {
@@ -271,15 +273,24 @@ void sy_deferred_forget(const struct sy_obj *o)
 
 /*
  * fork(), called by lock.c's handlers with the patch lock held (or owned by
- * the forking thread). The worker does not exist in the child; if works are
- * pending there, a new one is started so that their decrements still happen.
- * dq_lock is not taken again if the forking thread holds it (a handler
- * that interrupted a deferred call forks).
+ * the forking thread). The worker does not exist in the child, and starting
+ * a thread in a fork handler is not allowed (only async-signal-safe calls
+ * until exec; ThreadSanitizer refuses it). So the child runs its pending
+ * final decrements at once, from the child handler: it is single-threaded
+ * there and holds the patch lock, and a decrement allocates nothing (poke.c).
+ * The rate limit only delays a decrement; doing it early is what a flush
+ * does. Exception: when the forking thread was inside a switchyard call (a
+ * signal handler that interrupted one called fork()), a batch may be half
+ * made in the child: the works stay queued, and the next deferred call
+ * starts a worker for them.
+ * dq_lock is not taken again if the forking thread holds it.
  */
 static __thread bool fork_took_dq __attribute__((tls_model("initial-exec")));
 
-void sy_deferred_atfork(enum sy_atfork_phase phase)
+void sy_deferred_atfork(enum sy_atfork_phase phase, bool inside_call)
 {
+	struct sy_delayed_work *pending = NULL;
+
 	switch (phase) {
 	case SY_ATFORK_PREPARE:
 		fork_took_dq = __atomic_load_n(&dq_owner, __ATOMIC_RELAXED) !=
@@ -289,8 +300,10 @@ void sy_deferred_atfork(enum sy_atfork_phase phase)
 		return;
 	case SY_ATFORK_CHILD:
 		worker_up = false;
-		if (queue)
-			start_worker();
+		if (!inside_call) {
+			pending = queue;
+			queue = NULL;
+		}
 		break;
 	case SY_ATFORK_PARENT:
 		break;
@@ -298,6 +311,15 @@ void sy_deferred_atfork(enum sy_atfork_phase phase)
 	if (fork_took_dq) {
 		fork_took_dq = false;
 		dq_release();
+	}
+	while (pending) {
+		struct sy_delayed_work *w = pending;
+		struct static_key *key = w->sy_key;
+
+		pending = w->sy_next;
+		w->sy_next = NULL;
+		w->sy_pending = 0;
+		sy_key_dec(key);
 	}
 }
 

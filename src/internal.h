@@ -187,9 +187,13 @@ SY_HIDDEN int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias);
 /* The loadable segments of one object, looked up with the linker's lock
  * free of the patch lock (before taking it). */
 #define SY_OBJ_MAX_SEGS 16
+#define SY_OBJ_NAME 4096
 struct sy_obj {
 	bool found;
-	const char *name;	/* dlpi_name: "" for the main program */
+	/* dlpi_name, copied while the linker's lock is held (the object may
+	 * be unloaded as soon as the lookup returns): "" for the main program,
+	 * truncated beyond SY_OBJ_NAME - 1 bytes */
+	char name[SY_OBJ_NAME];
 	uintptr_t bias;
 	int nseg;
 	uintptr_t lo[SY_OBJ_MAX_SEGS], hi[SY_OBJ_MAX_SEGS];
@@ -207,7 +211,8 @@ SY_HIDDEN int sy_key_dec(struct static_key *key);
  * Patch lock held. */
 SY_HIDDEN void sy_deferred_forget(const struct sy_obj *o);
 enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
-/* The queue's part of the fork handlers (lock.c calls it, patch lock held). */
-SY_HIDDEN void sy_deferred_atfork(enum sy_atfork_phase phase);
+/* The queue's part of the fork handlers (lock.c calls it, patch lock held);
+ * inside_call: the forking thread was inside a switchyard call. */
+SY_HIDDEN void sy_deferred_atfork(enum sy_atfork_phase phase, bool inside_call);
 
 #endif /* SY_INTERNAL_H */

@@ -368,7 +368,7 @@ static char *obj_path(const struct sy_obj *o)
 	char buf[4096];
 	ssize_t n;
 
-	if (o->name && o->name[0])
+	if (o->name[0])
 		return strdup(o->name);
 	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	if (n <= 0)

@@ -39,17 +39,23 @@ void sy_lock(void)
 	__atomic_store_n(&patch_owner, sy_self_id(), __ATOMIC_RELAXED);
 }
 
+/*
+ * pthread_mutex_timedlock() measures against CLOCK_REALTIME, so a clock step
+ * lengthens or shortens one wait; callers wait in slices and only use the
+ * timeout to look at a flag. (Not pthread_mutex_clocklock(): ThreadSanitizer
+ * does not intercept it and then reports every unlock as wrong.)
+ */
 int sy_lock_timed(unsigned ms)
 {
 	struct timespec ts;
 	int r;
 
 	lock_setup();
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
 	ts.tv_sec += (time_t)(ms / 1000) + ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
-	r = pthread_mutex_clocklock(&patch_mutex, CLOCK_MONOTONIC, &ts);
+	r = pthread_mutex_timedlock(&patch_mutex, &ts);
 	if (r)
 		return -r;
 	__atomic_store_n(&patch_owner, sy_self_id(), __ATOMIC_RELAXED);
@@ -152,12 +158,12 @@ static void atfork_prepare(void)
 	fork_took_lock = !sy_lock_held();
 	if (fork_took_lock)
 		sy_lock();
-	sy_deferred_atfork(SY_ATFORK_PREPARE);
+	sy_deferred_atfork(SY_ATFORK_PREPARE, fork_saved_depth != 0);
 }
 
 static void atfork_release(enum sy_atfork_phase phase)
 {
-	sy_deferred_atfork(phase);
+	sy_deferred_atfork(phase, fork_saved_depth != 0);
 	if (fork_took_lock) {
 		fork_took_lock = false;
 		sy_unlock();

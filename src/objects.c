@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,7 +99,7 @@ static int exe_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * program) that defines q->name. */
 struct lib_lookup {
 	const char *name;
-	const char *path;
+	char *path;	/* strdup'ed while the linker's lock is held */
 	int seen;
 };
 
@@ -111,7 +112,8 @@ static int lib_lookup_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;	/* the main program */
 	if (!gnu_lookup(info, q->name))
 		return 0;
-	q->path = info->dlpi_name;
+	q->path = info->dlpi_name && info->dlpi_name[0] ?
+		  strdup(info->dlpi_name) : NULL;
 	return 1;
 }
 
@@ -120,7 +122,7 @@ char *sy_definer_of(const char *name)
 	struct lib_lookup q = { name, NULL, 0 };
 
 	dl_iterate_phdr(lib_lookup_cb, &q);
-	return q.path && q.path[0] ? strdup(q.path) : NULL;
+	return q.path;
 }
 
 /* dl_iterate_phdr callback: the object that maps q->addr. */
@@ -147,7 +149,8 @@ static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!found)
 		return 0;
 	o->found = true;
-	o->name = info->dlpi_name;
+	snprintf(o->name, sizeof(o->name), "%s",
+		 info->dlpi_name ? info->dlpi_name : "");
 	o->bias = info->dlpi_addr;
 	o->nseg = 0;
 	for (int i = 0; i < info->dlpi_phnum && o->nseg < SY_OBJ_MAX_SEGS; i++) {
@@ -167,7 +170,7 @@ void sy_obj_lookup(uintptr_t addr, struct sy_obj *o)
 	struct obj_query q = { addr, o };
 
 	o->found = false;
-	o->name = NULL;
+	o->name[0] = 0;
 	o->bias = 0;
 	o->nseg = 0;
 	dl_iterate_phdr(obj_query_cb, &q);
@@ -195,7 +198,7 @@ int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
 	if (!o.found)
 		return -ENOENT;
 	*bias = o.bias;
-	if (o.name && o.name[0]) {
+	if (o.name[0]) {
 		*path = strdup(o.name);
 	} else {
 		char buf[4096];

@@ -90,16 +90,6 @@ __attribute__((cold, noinline)) static int mismatch(const struct sy_poke_desc *d
 	return -EFAULT;
 }
 
-static inline int verify(const struct sy_poke_desc *d)
-{
-	const uint8_t *code = (const uint8_t *)d->addr;
-
-	for (unsigned i = 0; i < d->len; i++)
-		if (code[i] != d->old[i])
-			return mismatch(d);
-	return 0;
-}
-
 /* ---- write path 1: /proc/self/mem ---------------------------------------- */
 
 /*

@@ -441,7 +441,7 @@ static const char *obj_name(const struct sy_obj *o)
 {
 	extern char *program_invocation_name;
 
-	if (o->found && o->name && o->name[0])
+	if (o->found && o->name[0])
 		return o->name;
 	return program_invocation_name ? program_invocation_name : "the program";
 }
@@ -688,7 +688,7 @@ static void kill_orphans(const struct sy_obj *o)
 {
 	/* The main program is never unmapped before the process ends: its
 	 * keys (copy-relocated ones included) outlive every table. */
-	if (!o->found || !o->name || !o->name[0])
+	if (!o->found || !o->name[0])
 		return;
 	for (struct sy_table *u = tables; u; u = u->next) {
 		size_t dead = 0;
@@ -778,7 +778,7 @@ void sy__object_unloading(const void *addr)
 		abort();	/* as in sy__unregister_jump_table() */
 	}
 	sy_obj_lookup((uintptr_t)addr, &o);
-	if (o.found && o.name && o.name[0])	/* the program: at exit only */
+	if (o.found && o.name[0])	/* the program: at exit only */
 		SY_LOCKED(forget_locked(&o));
 	sy_leave();
 }
