@@ -1,9 +1,17 @@
 #!/bin/sh
 # deps.sh - install the Debian packages switchyard's build, tests and
 # benchmarks need, only those missing. Uses sudo when not root.
-#   gcc g++ make cmake ninja-build pkg-config   build
-#   valgrind                                     fast-path test, benchmarks
-#   clang                                        the gcc+clang build matrix
+#   gcc g++ make cmake ninja-build pkg-config   build; pkg-config consumer
+#                                                (tests/check_install.sh)
+#   binutils                                     objdump, nm (check_install.sh)
+#   valgrind                                     fast-path test (callgrind),
+#                                                test_under_valgrind, benchmarks
+#   gdb                                          test_under_gdb
+#   clang                                        the gcc+clang build matrix and
+#                                                compile-fail test (clang-14
+#                                                alone is accepted)
+# Every one of them is needed by the default test suite: a missing tool makes
+# a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
 need=""
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -13,8 +21,11 @@ have make || need="$need make"
 have cmake || need="$need cmake"
 have ninja || need="$need ninja-build"
 have pkg-config || need="$need pkg-config"
+{ have objdump && have nm; } || need="$need binutils"
 have valgrind || need="$need valgrind"
-have clang || have clang-14 || need="$need clang"
+have gdb || need="$need gdb"
+{ have clang && have clang++; } || { have clang-14 && have clang++-14; } ||
+	need="$need clang"
 [ -z "$need" ] && exit 0
 echo "installing:$need"
 sudo=""

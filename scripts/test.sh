@@ -1,7 +1,23 @@
 #!/bin/sh
-# test.sh - install what is missing, build everything with -Werror, run the
-# default test suite (ctest prints the closing summary line).
+# test.sh [--allow-skip] - install what is missing, build everything with
+# -Werror, run the default test suite (ctest prints its summary line), then
+# the skip verdict.
+#
+# A skipped test (exit 77: a tool, a kernel feature or a permission is
+# missing) is a test that did not run: the run fails, naming each skipped
+# test with the reason it printed, unless skips are allowed explicitly:
+#   ./scripts/test.sh --allow-skip      or      SWITCHYARD_ALLOW_SKIP=1
+# (for machines known to lack something, e.g. ptrace forbidden in a
+# container).
 set -eu
+allow_skip=${SWITCHYARD_ALLOW_SKIP:-0}
+for arg in "$@"; do
+	case "$arg" in
+	--allow-skip) allow_skip=1;;
+	-h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0;;
+	*) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2;;
+	esac
+done
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 gen=""
@@ -9,6 +25,45 @@ command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
 cmake -S . -B build $gen -DSWITCHYARD_WERROR=ON >/dev/null
 cmake --build build
 cd build
+out=Testing/Temporary/test.sh.out
+mkdir -p Testing/Temporary
+rm -f "$out" "$out.rc"
 # The torture runs (label "torture") have their own target: cmake --build
 # build --target torture.
-ctest --output-on-failure -j2 --timeout 900 -LE torture
+{
+	rc=0
+	ctest --output-on-failure -j2 --timeout 900 -LE torture || rc=$?
+	echo $rc >"$out.rc"
+} | tee "$out"
+rc=$(cat "$out.rc")
+
+# ctest lists the tests that did not run after its summary line:
+#	The following tests did not run:
+#		 12 - test_under_gdb (Skipped)
+# Their output, with the "SKIP: <why>" line the test printed, is in
+# LastTest.log, in a block opened by "<i>/<n> Testing: <name>".
+notrun=$(awk '/^The following tests did not run:/ { on = 1; next }
+	on && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, ""); print; next }
+	{ on = 0 }' "$out")
+[ -z "$notrun" ] && exit "$rc"
+echo
+echo "$notrun" | while IFS= read -r line; do
+	name=${line% (*}
+	why=$(awk -v name="$name" '
+		/^[0-9]+\/[0-9]+ Testing: / {
+			t = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", t)
+			on = (t == name); next
+		}
+		on && /^<end of output>$/ { on = 0 }
+		on && /SKIP: / { sub(/.*SKIP: /, ""); print; exit }
+	' Testing/Temporary/LastTest.log)
+	echo "SKIPPED: $line: ${why:-(no SKIP line in its output)}"
+done
+nskip=$(echo "$notrun" | wc -l)
+if [ "$allow_skip" = 1 ]; then
+	echo "$nskip test(s) did not run; allowed (--allow-skip / SWITCHYARD_ALLOW_SKIP=1)"
+	exit "$rc"
+fi
+echo "FAIL: $nskip test(s) did not run (see above); install what they need" \
+	"(scripts/deps.sh) or rerun with --allow-skip to accept it"
+exit 1

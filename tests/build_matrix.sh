@@ -10,13 +10,23 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0; runs=0
 warn="-Wall -Wextra -Werror"
+# Every compiler of the matrix must be there (scripts/deps.sh installs
+# them): a matrix that quietly shrinks to gcc would pass without testing
+# clang at all. Debian's clang-14 package alone names them clang-14 and
+# clang++-14.
 compilers=""
-for c in gcc g++ clang clang++ clang-14 clang++-14; do
-	command -v $c >/dev/null 2>&1 || continue
-	case "$c" in clang-14) command -v clang >/dev/null 2>&1 && continue;; clang++-14) command -v clang++ >/dev/null 2>&1 && continue;; esac
-	compilers="$compilers $c"
+for names in gcc g++ "clang clang-14" "clang++ clang++-14"; do
+	found=""
+	for name in $names; do
+		command -v $name >/dev/null 2>&1 && { found=$name; break; }
+	done
+	if [ -z "$found" ]; then
+		echo "FAIL: compiler not found: $names (install it: scripts/deps.sh)"
+		exit 1
+	fi
+	compilers="${compilers:+$compilers }$found"
 done
-case "$compilers" in *clang*) ;; *) echo "note: clang not installed, gcc only";; esac
+echo "compilers: $compilers"
 
 try() {	# name, command...
 	name=$1; shift

@@ -1,24 +1,63 @@
 #!/bin/sh
-# check_compile_fail.sh SRCDIR - see tests/compile_fail.c.
+# check_compile_fail.sh SRCDIR - see tests/compile_fail.c. Every case must
+# fail for its own reason: the error line must carry the diagnostic that
+# case is about (a header broken for every use would fail every case, but
+# with the wrong diagnostic).
 set -u
 src=$1
 fail=0; n=0
-for cc in gcc g++ clang clang++ clang-14 clang++-14; do
-	command -v $cc >/dev/null 2>&1 || continue
+# gcc and clang word their diagnostics in ASCII quotes under the C locale.
+LC_ALL=C
+export LC_ALL
+
+# The diagnostic each case must produce (extended regex, on an "error:" line;
+# gcc | clang, C | C++).
+expect() {
+	case $1 in
+	1|2) echo 'static_branch_\*\(\) takes a struct static_key_true \* or struct static_key_false \*';;
+	3|7) echo 'static_key_true\(\)/static_key_false\(\) take a struct static_key \*';;
+	4) echo "selector of type 'int \*' is not compatible|controlling expression type 'int \*' not compatible|no matching function for call to '?sy__to_key";;
+	5) echo "'(struct )?static_key' has no member named 'key'|no member named 'key' in '(struct )?static_key'";;
+	6) echo "argument 1 of 'static_key_enable' from incompatible pointer type|incompatible pointer types passing 'struct static_key_true \*' to parameter of type 'struct static_key \*'|cannot convert 'static_key_true\*' to 'static_key\*'|no matching function for call to 'static_key_enable'";;
+	esac
+}
+
+# Every compiler the build matrix uses must be there (scripts/deps.sh
+# installs them); clang may be installed as clang-14 only.
+compilers=""
+for names in gcc g++ "clang clang-14" "clang++ clang++-14"; do
+	found=""
+	for name in $names; do
+		command -v $name >/dev/null 2>&1 && { found=$name; break; }
+	done
+	if [ -z "$found" ]; then
+		echo "FAIL: compiler not found: $names (install it: scripts/deps.sh)"
+		exit 1
+	fi
+	compilers="${compilers:+$compilers }$found"
+done
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for cc in $compilers; do
 	case "$cc" in *++*) lang="-x c++";; *) lang="-x c";; esac
 	for nopatch in "" -DSWITCHYARD_NO_PATCHING; do
 		for c in 0 1 2 3 4 5 6 7; do
 			n=$((n + 1))
 			if $cc $lang -Wall -Wextra -Werror $nopatch -DCASE=$c -I"$src/include" \
-				-c "$src/tests/compile_fail.c" -o /dev/null >/dev/null 2>&1; then
+				-c "$src/tests/compile_fail.c" -o /dev/null >"$log" 2>&1; then
 				ok=1; else ok=0; fi
 			if [ $c -eq 0 ] && [ $ok -eq 0 ]; then
-				echo "FAIL: $cc $nopatch: the well-typed case does not compile"; fail=1
+				echo "FAIL: $cc $nopatch: the well-typed case does not compile"
+				sed 's/^/    /' "$log" | head -10; fail=1
 			elif [ $c -ne 0 ] && [ $ok -eq 1 ]; then
 				echo "FAIL: $cc $nopatch: case $c compiled, it must not"; fail=1
+			elif [ $c -ne 0 ] && ! grep -qE "error: .*($(expect $c))" "$log"; then
+				echo "FAIL: $cc $nopatch: case $c failed, but not with its diagnostic /$(expect $c)/"
+				sed 's/^/    /' "$log" | head -10; fail=1
 			fi
 		done
 	done
 done
-echo "compile-fail: $n compilations checked"
+echo "compile-fail: $n compilations checked ($compilers)"
 [ $fail -eq 0 ]

@@ -29,19 +29,39 @@
 static atomic_bool stop;
 static _Atomic unsigned long flips;
 
+/*
+ * What the flipper publishes around each change, as a seqlock: seq[k] is
+ * odd while key k changes, state[k] is the key's state once the change has
+ * returned (when every thread must take the new path). A site run between
+ * two reads of the same even seq[k] must take the path of state[k].
+ */
+static _Atomic unsigned seq[STRESS_KEYS];
+static _Atomic int state[STRESS_KEYS];
+
+static void publish_states(void)
+{
+	for (int k = 0; k < STRESS_KEYS; k++)
+		atomic_store(&state[k], static_key_enabled(stress_key(k)));
+}
+
 /* Flip keys 0..7 until told to stop. */
 static void *flipper(void *arg)
 {
-	unsigned k = 0;
+	unsigned i = 0;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		struct static_key *key = stress_key((int)(k++ % 8));
+		unsigned k = i++ % 8;
+		struct static_key *key = stress_key((int)k);
 
+		atomic_fetch_add_explicit(&seq[k], 1, memory_order_seq_cst);
 		if (static_key_enabled(key))
 			static_key_disable(key);
 		else
 			static_key_enable(key);
+		atomic_store_explicit(&state[k], static_key_enabled(key),
+				      memory_order_relaxed);
+		atomic_fetch_add_explicit(&seq[k], 1, memory_order_release);
 		atomic_fetch_add(&flips, 1);
 	}
 	return NULL;
@@ -125,10 +145,14 @@ static void test_foreign_handlers(void)
 
 /* ---- a thread that blocks every signal --------------------------------- */
 
-static _Atomic unsigned long blocked_passes, blocked_bad;
+static _Atomic unsigned long blocked_passes, blocked_checked, blocked_bad;
 
+/* No signal reaches this thread, so nothing but the sync after each change
+ * can make it drop stale code: every pass that no change overlapped must
+ * take the path of the state published after the last change. */
 static void *blocked_runner(void *arg)
 {
+	unsigned long checked = 0, bad = 0;
 	sigset_t all;
 
 	(void)arg;
@@ -136,13 +160,27 @@ static void *blocked_runner(void *arg)
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
 	while (!atomic_load(&stop)) {
 		for (int s = 0; s < STRESS_SITES; s++) {
+			unsigned k = (unsigned)s / STRESS_SITES_PER_KEY;
+			unsigned s1 = atomic_load_explicit(&seq[k],
+							   memory_order_acquire);
+			int st = atomic_load_explicit(&state[k],
+						      memory_order_acquire);
 			int path = stress_fn[s]();
 
-			if (path != 0 && path != 1)
-				atomic_fetch_add(&blocked_bad, 1);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (s1 != atomic_load_explicit(&seq[k],
+						       memory_order_relaxed) ||
+			    (s1 & 1))
+				continue;	/* a change overlapped */
+			checked++;
+			if (path != st && ++bad < 5)
+				fprintf(stderr, "site %d of key %u: path %d, "
+					"published state %d\n", s, k, path, st);
 		}
 		atomic_fetch_add(&blocked_passes, STRESS_SITES);
 	}
+	atomic_fetch_add(&blocked_checked, checked);
+	atomic_fetch_add(&blocked_bad, bad);
 	return NULL;
 }
 
@@ -151,6 +189,7 @@ static void test_blocked_signals(void)
 	pthread_t r[2], f;
 
 	atomic_store(&stop, false);
+	publish_states();
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, blocked_runner, NULL);
 	pthread_create(&f, NULL, flipper, NULL);
@@ -160,9 +199,12 @@ static void test_blocked_signals(void)
 	for (int i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
 	CHECK(blocked_passes > 0);
+	CHECK(blocked_checked > 0);
 	CHECK_EQ(blocked_bad, 0);
-	printf("blocked-signal threads: %lu passes during flips, alive\n",
-	       (unsigned long)blocked_passes);
+	printf("blocked-signal threads: %lu passes during flips (%lu checked "
+	       "against the published state), %lu wrong\n",
+	       (unsigned long)blocked_passes, (unsigned long)blocked_checked,
+	       (unsigned long)blocked_bad);
 }
 
 /* ---- changes from signal handlers --------------------------------------- */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plain_check.h - the checks of sy_test.h (same names, same output) for a
+ * test program that must not depend on libswitchyard at all, not even
+ * through <switchyard.h> (whose per-object glue calls into the library).
+ */
+#ifndef SY_PLAIN_CHECK_H
+#define SY_PLAIN_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sy_test_failures;
+static int sy_test_checks;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		sy_test_checks++;                                            \
+		if (!(cond)) {                                               \
+			sy_test_failures++;                                  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                  \
+		}                                                            \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                       \
+	do {                                                                 \
+		long long sy_a_ = (long long)(a), sy_b_ = (long long)(b);    \
+		sy_test_checks++;                                            \
+		if (sy_a_ != sy_b_) {                                        \
+			sy_test_failures++;                                  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s == %s "     \
+				"(%lld != %lld)\n", __FILE__, __LINE__, #a,  \
+				#b, sy_a_, sy_b_);                           \
+		}                                                            \
+	} while (0)
+
+static inline int sy_test_done(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, sy_test_checks,
+	       sy_test_failures);
+	return sy_test_failures ? 1 : 0;
+}
+
+#endif /* SY_PLAIN_CHECK_H */
