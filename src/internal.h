@@ -78,6 +78,9 @@ SY_HIDDEN void sy_warn_once(struct static_key *key, unsigned bit,
 			    const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 SY_HIDDEN void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n);
+enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
+/* The log lock's part of the fork handlers (lock.c calls it). */
+SY_HIDDEN void sy_log_atfork(enum sy_atfork_phase phase);
 
 #define SY_KEY_WARNED_DEC 0x100u	/* dec below zero */
 #define SY_KEY_WARNED_BUSY 0x200u	/* enable/disable with count > 1 */
@@ -210,7 +213,6 @@ SY_HIDDEN int sy_key_dec(struct static_key *key);
 /* Drop the queued works that lie in object o (it is being unloaded).
  * Patch lock held. */
 SY_HIDDEN void sy_deferred_forget(const struct sy_obj *o);
-enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
 /* The queue's part of the fork handlers (lock.c calls it, patch lock held);
  * inside_call: the forking thread was inside a switchyard call. */
 SY_HIDDEN void sy_deferred_atfork(enum sy_atfork_phase phase, bool inside_call);

@@ -133,8 +133,8 @@ int switchyard_patch_unlock(void)
  * a thread that does not exist in it. The prepare handler takes the patch
  * lock (so fork waits for a change in progress to finish, the deferred
  * worker's included: it decrements with the patch lock held), then the
- * deferred queue's lock (the lock order everywhere: patch lock, then queue
- * lock); both sides release them. A lock the forking thread already holds
+ * deferred queue's lock, then the log lock (the lock order of internal.h);
+ * both sides release them. A lock the forking thread already holds
  * itself (fork from a switchyard_patch_lock() section, or from a signal
  * handler that interrupted a switchyard call) is not taken again: the child
  * inherits it held by that same thread, which releases it as usual.
@@ -159,10 +159,15 @@ static void atfork_prepare(void)
 	if (fork_took_lock)
 		sy_lock();
 	sy_deferred_atfork(SY_ATFORK_PREPARE, fork_saved_depth != 0);
+	/* A handler that forked while its thread held the log lock (inside
+	 * the log callback) would deadlock here: the callback must not call
+	 * back into switchyard, nor fork. */
+	sy_log_atfork(SY_ATFORK_PREPARE);
 }
 
 static void atfork_release(enum sy_atfork_phase phase)
 {
+	sy_log_atfork(phase);
 	sy_deferred_atfork(phase, fork_saved_depth != 0);
 	if (fork_took_lock) {
 		fork_took_lock = false;

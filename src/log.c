@@ -51,6 +51,20 @@ static void sy_vlog(enum switchyard_log_level level, const char *fmt,
 	}
 }
 
+/*
+ * fork(): lock.c's handlers take the log lock last (the lock order in
+ * internal.h), so that a child that reports something (a pending deferred
+ * decrement run by the child handler may) does not find it held by a
+ * thread that does not exist there.
+ */
+void sy_log_atfork(enum sy_atfork_phase phase)
+{
+	if (phase == SY_ATFORK_PREPARE)
+		pthread_mutex_lock(&log_mutex);
+	else
+		pthread_mutex_unlock(&log_mutex);
+}
+
 void sy_log(enum switchyard_log_level level, const char *fmt, ...)
 {
 	va_list ap;
