@@ -10,22 +10,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0; runs=0
 warn="-Wall -Wextra -Werror"
-# Every compiler of the matrix must be there (scripts/deps.sh installs
-# them): a matrix that quietly shrinks to gcc would pass without testing
-# clang at all. Debian's clang-14 package alone names them clang-14 and
-# clang++-14.
-compilers=""
-for names in gcc g++ "clang clang-14" "clang++ clang++-14"; do
-	found=""
-	for name in $names; do
-		command -v $name >/dev/null 2>&1 && { found=$name; break; }
-	done
-	if [ -z "$found" ]; then
-		echo "FAIL: compiler not found: $names (install it: scripts/deps.sh)"
-		exit 1
-	fi
-	compilers="${compilers:+$compilers }$found"
-done
+. "$(dirname "$0")/compilers.sh"
 echo "compilers: $compilers"
 
 try() {	# name, command...

@@ -22,20 +22,7 @@ expect() {
 	esac
 }
 
-# Every compiler the build matrix uses must be there (scripts/deps.sh
-# installs them); clang may be installed as clang-14 only.
-compilers=""
-for names in gcc g++ "clang clang-14" "clang++ clang++-14"; do
-	found=""
-	for name in $names; do
-		command -v $name >/dev/null 2>&1 && { found=$name; break; }
-	done
-	if [ -z "$found" ]; then
-		echo "FAIL: compiler not found: $names (install it: scripts/deps.sh)"
-		exit 1
-	fi
-	compilers="${compilers:+$compilers }$found"
-done
+. "$(dirname "$0")/compilers.sh"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
