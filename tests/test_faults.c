@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "stress_sites.h"
+#include "sy_seccomp.h"
 #include "sy_test.h"
 
 #if !SY_TEST_HAVE_SITES
@@ -74,13 +75,7 @@ static int install_filter(unsigned deny)
 	STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 #undef STMT
 #undef JUMP
-	struct sock_fprog prog = { (unsigned short)n, f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
-		return -errno;
-	return 0;
+	return sy_seccomp_install(f, n, 0);
 }
 
 /* Every site of every stress key agrees with its key. */

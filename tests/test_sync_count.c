@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sy_seccomp.h"
 #include "sy_test.h"
 
 #if !SY_TEST_HAVE_SITES || !defined(__x86_64__) || \
@@ -129,24 +130,14 @@ static void *supervisor(void *arg)
 static int install_filter(void)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
+		SY_SECCOMP_PROLOGUE,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
-	long fd;
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
-		     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-	return fd < 0 ? -errno : (int)fd;
+	return sy_seccomp_install(f, sizeof(f) / sizeof(f[0]),
+				  SECCOMP_FILTER_FLAG_NEW_LISTENER);
 }
 
 static struct switchyard_stats last;

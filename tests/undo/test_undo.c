@@ -19,17 +19,10 @@
  * policy; pwrite stays denied), the key still works at both sites.
  * Each scenario runs in a child (a seccomp filter cannot be removed).
  */
-#include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include "../sy_seccomp.h"
 #include "../sy_test.h"
 
 DECLARE_STATIC_KEY_FALSE(far_key);
@@ -78,10 +71,7 @@ static const unsigned char *near_code(void)
 static int deny_pwrite(uint32_t hi, int ge)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		SY_SECCOMP_PROLOGUE,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 0, 4),
 		/* args[3] (offset), upper half: little-endian, at +4 */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
@@ -91,13 +81,8 @@ static int deny_pwrite(uint32_t hi, int ge)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
-		return -errno;
-	return 0;
+	return sy_seccomp_install(f, sizeof(f) / sizeof(f[0]), 0);
 }
 
 static int scenario(int second)

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../sy_seccomp.h"
 #include "../sy_test.h"
 
 __attribute__((visibility("default"))) DEFINE_STATIC_KEY_FALSE(failreg_key);
@@ -38,23 +39,15 @@ __attribute__((noinline)) static int exe_site(void)
 static int deny_pwrite(void)
 {
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		SY_SECCOMP_PROLOGUE,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 3, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwritev, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwritev2, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
-		return -errno;
-	return 0;
+	return sy_seccomp_install(f, sizeof(f) / sizeof(f[0]), 0);
 }
 
 int main(int argc, char **argv)
