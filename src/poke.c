@@ -298,8 +298,8 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len,
  * Write len bytes at addr. On error, *done says how many leading bytes were
  * written (the rest were not).
  */
-static int write_code(uintptr_t addr, const uint8_t *buf, size_t len,
-		      size_t *done)
+static int write_paths(uintptr_t addr, const uint8_t *buf, size_t len,
+		       size_t *done)
 {
 	enum poke_method m = get_method();
 	int r = -EPERM;
@@ -323,6 +323,33 @@ static int write_code(uintptr_t addr, const uint8_t *buf, size_t len,
 		return r;
 	}
 	return write_mprotect(addr, buf, len, done);
+}
+
+/*
+ * Under valgrind, code runs from translations that valgrind made of it
+ * earlier; by default it checks for changed code only on the stack
+ * (--smc-check=stack), so a rewritten site would keep running its old
+ * translation. The client request tells valgrind to drop the translations
+ * of the bytes we wrote (a few instructions that do nothing when not under
+ * valgrind). Without the header at build time, --smc-check=all is needed.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define SY_HAVE_VALGRIND 1
+#endif
+#endif
+
+static int write_code(uintptr_t addr, const uint8_t *buf, size_t len,
+		      size_t *done)
+{
+	int r = write_paths(addr, buf, len, done);
+
+#ifdef SY_HAVE_VALGRIND
+	if (*done)
+		VALGRIND_DISCARD_TRANSLATIONS((const void *)addr, *done);
+#endif
+	return r;
 }
 
 static int set_policy_locked(enum switchyard_policy p)
