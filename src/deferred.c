@@ -247,7 +247,8 @@ int __static_key_deferred_flush(void *key, struct sy_delayed_work *work)
 	return SY_GUARDED(SY_LOCKED(flush_locked(work)));
 }
 
-void jump_label_rate_limit(struct static_key_deferred *key, unsigned long rl)
+/* Parenthesised: the header also defines a macro of this name. */
+void (jump_label_rate_limit)(struct static_key_deferred *key, unsigned long rl)
 {
 	__atomic_store_n(&key->timeout, rl, __ATOMIC_RELAXED);
 }

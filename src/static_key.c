@@ -275,3 +275,48 @@ int static_key_disable_cpuslocked(struct static_key *key)
 {
 	return SY_GUARDED(disable_cpuslocked(key));
 }
+
+static int slow_inc_cpuslocked(struct static_key *key)
+{
+	int r;
+
+	if (!sy_lock_held())
+		return not_locked(key, "static_key_slow_inc_cpuslocked");
+	if (inc_not_disabled(key, &r))
+		return r;
+	return inc_locked(key);
+}
+
+static int slow_dec_cpuslocked(struct static_key *key)
+{
+	if (!sy_lock_held())
+		return not_locked(key, "static_key_slow_dec_cpuslocked");
+	if (dec_not_one(key))
+		return 0;
+	return dec_locked(key);
+}
+
+int static_key_slow_inc_cpuslocked(struct static_key *key)
+{
+	return SY_GUARDED(slow_inc_cpuslocked(key));
+}
+
+int static_key_slow_dec_cpuslocked(struct static_key *key)
+{
+	return SY_GUARDED(slow_dec_cpuslocked(key));
+}
+
+/* Lock-free and without the guard: it touches nothing but the count. */
+bool static_key_fast_inc_not_disabled(struct static_key *key)
+{
+	int r;
+
+	return inc_not_disabled(key, &r) && !r;
+}
+
+/* Nothing needs initialising before a key can change (the lock and the
+ * deferred queue set themselves up on first use): static_key_initialized is
+ * the constant true, and this does nothing. */
+void jump_label_init(void)
+{
+}

@@ -369,6 +369,89 @@ static void test_stats(void)
 	sy_test_check_sites(&k_stats.key);
 }
 
+/* ---- the rest of the kernel's jump_label API ([5/10] item 4) ------------ */
+
+#define CONFIG_SY_TEST_YES 1	/* like a Kconfig option set to y */
+/* CONFIG_SY_TEST_NO: not defined, like an option set to n */
+DEFINE_STATIC_KEY_MAYBE(CONFIG_SY_TEST_YES, k_maybe_on);
+DEFINE_STATIC_KEY_MAYBE(CONFIG_SY_TEST_NO, k_maybe_off);
+DECLARE_STATIC_KEY_MAYBE(CONFIG_SY_TEST_YES, k_maybe_on);
+DEFINE_STATIC_KEY_FALSE(k_locked_inc);
+DEFINE_STATIC_KEY_DEFERRED_FALSE(dk_rate, 10);
+DEFINE_STATIC_KEY_DEFERRED_TRUE(dk_rate_true, 10);
+
+static NOINLINE bool t_maybe_on(void)
+{
+	return static_branch_maybe(CONFIG_SY_TEST_YES, &k_maybe_on);
+}
+
+static NOINLINE bool t_maybe_off(void)
+{
+	return static_branch_maybe(CONFIG_SY_TEST_NO, &k_maybe_off);
+}
+
+static NOINLINE bool t_locked_inc(void)
+{
+	return static_branch_unlikely(&k_locked_inc);
+}
+
+static void test_rest_of_api(void)
+{
+	/* MAYBE: a TRUE key when the option is 1, FALSE otherwise */
+	CHECK_EQ(k_maybe_on.key.sy_type & 1, 1);
+	CHECK_EQ(k_maybe_off.key.sy_type & 1, 0);
+	CHECK(t_maybe_on());
+	CHECK(!t_maybe_off());
+	CHECK_EQ(static_branch_disable(&k_maybe_on), 0);
+	CHECK_EQ(static_branch_enable(&k_maybe_off), 0);
+	CHECK(!t_maybe_on());
+	CHECK(t_maybe_off());
+	CHECK_EQ(static_branch_enable(&k_maybe_on), 0);
+	CHECK_EQ(static_branch_disable(&k_maybe_off), 0);
+	sy_test_check_sites(&k_maybe_on.key);
+	sy_test_check_sites(&k_maybe_off.key);
+
+	/* inc/dec _cpuslocked: only with the patch lock */
+	switchyard_set_log(sy_test_log, NULL);
+	sy_test_log_count = 0;
+	CHECK_EQ(static_branch_inc_cpuslocked(&k_locked_inc), -EPERM);
+	CHECK_EQ(static_key_slow_dec_cpuslocked(&k_locked_inc.key), -EPERM);
+	CHECK_EQ(static_key_count(&k_locked_inc.key), 0);
+	CHECK_EQ(sy_test_log_count, 1);	/* reported once per key */
+	CHECK_EQ(switchyard_patch_lock(), 0);
+	CHECK_EQ(static_branch_inc_cpuslocked(&k_locked_inc), 0);
+	CHECK(t_locked_inc());
+	CHECK_EQ(static_key_slow_inc_cpuslocked(&k_locked_inc.key), 0);
+	CHECK_EQ(static_key_count(&k_locked_inc.key), 2);
+	CHECK_EQ(static_branch_dec_cpuslocked(&k_locked_inc), 0);
+	CHECK(t_locked_inc());
+	CHECK_EQ(static_key_slow_dec_cpuslocked(&k_locked_inc.key), 0);
+	CHECK(!t_locked_inc());
+	CHECK_EQ(static_key_slow_dec_cpuslocked(&k_locked_inc.key), -EINVAL);
+	CHECK_EQ(switchyard_patch_unlock(), 0);
+	sy_test_check_sites(&k_locked_inc.key);
+	switchyard_set_log(NULL, NULL);
+
+	/* fast_inc_not_disabled: only while enabled, never patches */
+	CHECK(!static_key_fast_inc_not_disabled(&k_locked_inc.key));
+	CHECK_EQ(static_key_count(&k_locked_inc.key), 0);
+	CHECK_EQ(static_branch_enable(&k_locked_inc), 0);
+	CHECK(static_key_fast_inc_not_disabled(&k_locked_inc.key));
+	CHECK_EQ(static_key_count(&k_locked_inc.key), 2);
+	CHECK_EQ(static_branch_dec(&k_locked_inc), 0);
+	CHECK_EQ(static_branch_dec(&k_locked_inc), 0);
+	CHECK(!t_locked_inc());
+
+	CHECK(static_key_initialized);
+	jump_label_init();
+
+	/* every kind of deferred key takes a rate limit, without a cast */
+	jump_label_rate_limit(&dk_rate, 25);
+	jump_label_rate_limit(&dk_rate_true, 30);
+	CHECK_EQ(dk_rate.timeout, 25);
+	CHECK_EQ(dk_rate_true.timeout, 30);
+}
+
 int main(void)
 {
 	test_kernel_pattern();
@@ -377,6 +460,7 @@ int main(void)
 	test_cpuslocked();
 	test_deferred();
 	test_stats();
+	test_rest_of_api();
 	return sy_test_done(SY_TEST_HAVE_SITES ? "static_key (patching)"
 					       : "static_key (fallback)");
 }

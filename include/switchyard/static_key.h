@@ -32,6 +32,10 @@
 
 #include <switchyard/core.h>
 
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,6 +126,9 @@ struct static_key_false {
  *   -EOVERFLOW  the count would pass INT_MAX
  *   -EFAULT     a site held unexpected bytes (reported with its address,
  *               the expected and the found bytes); nothing was written
+ *   -EDEADLK    called from a signal handler that interrupted a switchyard
+ *               call on the same thread (or from the log callback): refused
+ *               rather than deadlocking on a lock that thread holds
  *   other       no way to write the code was allowed (errno of the write)
  * On any error, the key's count and every one of its sites are as before.
  * A thread that holds the patch lock may call these too: they notice and do
@@ -147,6 +154,30 @@ SWITCHYARD_API int static_key_disable(struct static_key *key);
  */
 SWITCHYARD_API int static_key_enable_cpuslocked(struct static_key *key);
 SWITCHYARD_API int static_key_disable_cpuslocked(struct static_key *key);
+SWITCHYARD_API int static_key_slow_inc_cpuslocked(struct static_key *key);
+SWITCHYARD_API int static_key_slow_dec_cpuslocked(struct static_key *key);
+
+/*
+ * static_key_fast_inc_not_disabled - take a reference only if the key is
+ * enabled (count > 0): true if it did, false if the key is disabled or its
+ * first enable is in progress (then nothing changed). Never patches, never
+ * locks. Thread-safe; lock-free; async-signal-safe (but for the report of
+ * a count that would pass INT_MAX: then false, and a message is logged).
+ */
+SWITCHYARD_API bool static_key_fast_inc_not_disabled(struct static_key *key);
+
+/*
+ * static_key_initialized - always true (a constant, not a variable: an
+ * exported variable would need a copy relocation in the program): keys can
+ * change from the first
+ * instruction of the program on (the library initialises what it needs on
+ * first use, even before its own constructor in a static link), whereas the
+ * kernel's is false until jump_label_init() ran at boot.
+ * jump_label_init() - a no-op, kept for ported code: sites are registered
+ * per object, when it is loaded. Thread-safe; async-signal-safe.
+ */
+#define static_key_initialized true
+SWITCHYARD_API void jump_label_init(void);
 
 /*
  * static_key_count - the reference count; an enable in progress (-1) is
@@ -267,6 +298,36 @@ __attribute__((destructor, unused)) static void sy__fallback_unloading(void)
 	static_key_enable_cpuslocked(&(x)->key)
 #define static_branch_disable_cpuslocked(x) \
 	static_key_disable_cpuslocked(&(x)->key)
+#define static_branch_inc_cpuslocked(x) \
+	static_key_slow_inc_cpuslocked(&(x)->key)
+#define static_branch_dec_cpuslocked(x) \
+	static_key_slow_dec_cpuslocked(&(x)->key)
+
+/*
+ * Keys whose default follows a build-time switch, as the kernel's Kconfig
+ * ones: cfg is a macro defined to 1, or not defined (the kernel's
+ * IS_ENABLED()). DEFINE_STATIC_KEY_MAYBE(cfg, name) is a TRUE key when cfg
+ * is 1, else a FALSE one; static_branch_maybe(cfg, x) is likely when cfg is
+ * 1, else unlikely.
+ */
+#define SY__ARG_PLACEHOLDER_1 0,
+#define SY__TAKE_SECOND(ignored, val, ...) val
+#define SY__IS_ONE3(arg) SY__TAKE_SECOND(arg 1, 0, 0)
+#define SY__IS_ONE2(val) SY__IS_ONE3(SY__ARG_PLACEHOLDER_##val)
+#define SY__IS_ENABLED(cfg) SY__IS_ONE2(cfg)
+#define SY__PASTE2(a, b) a##b
+#define SY__PASTE(a, b) SY__PASTE2(a, b)
+#define SY__DEFINE_STATIC_KEY_1(name) DEFINE_STATIC_KEY_TRUE(name)
+#define SY__DEFINE_STATIC_KEY_0(name) DEFINE_STATIC_KEY_FALSE(name)
+#define SY__DECLARE_STATIC_KEY_1(name) DECLARE_STATIC_KEY_TRUE(name)
+#define SY__DECLARE_STATIC_KEY_0(name) DECLARE_STATIC_KEY_FALSE(name)
+#define DEFINE_STATIC_KEY_MAYBE(cfg, name) \
+	SY__PASTE(SY__DEFINE_STATIC_KEY_, SY__IS_ENABLED(cfg))(name)
+#define DECLARE_STATIC_KEY_MAYBE(cfg, name) \
+	SY__PASTE(SY__DECLARE_STATIC_KEY_, SY__IS_ENABLED(cfg))(name)
+#define static_branch_maybe(cfg, x)                                           \
+	(SY__IS_ENABLED(cfg) ? static_branch_likely(x)                        \
+			     : static_branch_unlikely(x))
 
 /*
  * Deprecated API, kept as the document lists it: a plain struct static_key
@@ -336,11 +397,21 @@ SWITCHYARD_API int __static_key_slow_dec_deferred(struct static_key *key,
 SWITCHYARD_API int __static_key_deferred_flush(void *key,
 					       struct sy_delayed_work *work);
 /*
- * jump_label_rate_limit - set the delay of a struct static_key_deferred, in
- * milliseconds. Thread-safe.
+ * jump_label_rate_limit - set the delay of a deferred key, in milliseconds:
+ * a struct static_key_deferred, static_key_true_deferred or
+ * static_key_false_deferred (a macro, so that all three are accepted
+ * without a cast; anything else does not compile). The function of the
+ * same name takes the first kind. Thread-safe; async-signal-safe.
  */
 SWITCHYARD_API void jump_label_rate_limit(struct static_key_deferred *key,
 					  unsigned long rl);
+#define jump_label_rate_limit(x, rl)                                          \
+	({                                                                    \
+		struct sy_delayed_work *sy__w_ = &(x)->work;                  \
+		(void)sy__w_;                                                 \
+		__atomic_store_n(&(x)->timeout, (unsigned long)(rl),          \
+				 __ATOMIC_RELAXED);                           \
+	})
 
 #define static_key_slow_dec_deferred(x) \
 	__static_key_slow_dec_deferred(&(x)->key, &(x)->work, (x)->timeout)
