@@ -23,9 +23,16 @@
  * Keys must have static storage duration (not on the stack, not on the heap):
  * their sites record their address at link time.
  *
- * Every function here is thread-safe unless its comment says otherwise. None
- * is async-signal-safe. The static_branch_*() tests themselves are plain
- * instructions and may be used anywhere, signal handlers included.
+ * Every function here is thread-safe unless its comment says otherwise. The
+ * static_branch_*() tests themselves are plain instructions and may be used
+ * anywhere, signal handlers included. Signal handlers: the calls that change
+ * a key (enable, disable, inc, dec, their _cpuslocked and deferred forms)
+ * may be made from one: when the handler interrupted a switchyard call on
+ * the same thread they return -EDEADLK and change nothing; otherwise they
+ * work, and allocate no memory. They are not async-signal-safe in the POSIX
+ * sense (they take a mutex, and an error formats a message for the log
+ * callback), which is why the re-entry check exists; the calls documented
+ * as async-signal-safe below are safe without conditions.
  */
 #ifndef SWITCHYARD_STATIC_KEY_H
 #define SWITCHYARD_STATIC_KEY_H
