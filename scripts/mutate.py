@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""mutate.py - mutation testing of the default suite (see scripts/mutate.sh).
+
+Each mutant is one planted bug: an exact-text replacement in one file of
+src/. A mutant whose old text is not found exactly once "does not apply":
+it is reported and the run exits 2, so that mutants rot visibly when the
+code changes instead of silently testing nothing. For each mutant the copy
+is rebuilt (only the changed file recompiles) and the fast default subset
+runs; KILLED when a test fails or times out, SURVIVED otherwise.
+"""
+import os
+import subprocess
+import sys
+
+# id: (file, description, old, new)
+MUTANTS = {
+    1: ("static_key.c", "first enable publishes count 1 before the sites are written",
+        "__atomic_store_n(&key->enabled, -1, __ATOMIC_RELAXED);\n\tr = sy_jump_label_update(key, true);",
+        "__atomic_store_n(&key->enabled, 1, __ATOMIC_RELEASE);\n\tr = sy_jump_label_update(key, true);"),
+    2: ("poke.c", "no undo after a write that fails part-way",
+        "if (fail.wrote &&\n", "if (0 && fail.wrote &&\n"),
+    3: ("poke.c", "SWITCHYARD_PATCH_METHOD ignored",
+        "const char *s = getenv(\"SWITCHYARD_PATCH_METHOD\");",
+        "const char *s = NULL;"),
+    4: ("poke.c", "core sync skipped (still counted)",
+        "counters.sync_calls++;\n\tr = sy_arch_sync_cores();",
+        "counters.sync_calls++;\n\treturn;\n\tr = sy_arch_sync_cores();"),
+    5: ("registry.c", "registration not under the re-entry guard",
+        "\tif (sy_enter()) {\n\t\treentered(\"refusing to register an object's sites\");",
+        "\tif (0) {\n\t\treentered(\"refusing to register an object's sites\");"),
+    6: ("deferred.c", "worker decrements without the patch lock",
+        "while ((r = sy_lock_timed(20)) == -ETIMEDOUT &&\n"
+        "\t\t\t       !__atomic_load_n(&quitting, __ATOMIC_RELAXED))\n"
+        "\t\t\t\t;\n\t\t\tif (!r) {\n\t\t\t\trun_due();\n\t\t\t\tsy_unlock();\n\t\t\t}",
+        "run_due();\n\t\t\t(void)r;"),
+    7: ("deferred.c", "queued works of an unloaded object kept",
+        "void sy_deferred_forget(const struct sy_obj *o)\n{\n",
+        "void sy_deferred_forget(const struct sy_obj *o)\n{\n\treturn;\n"),
+    8: ("poke.c", "/proc/self/mem descriptor trusted by its number",
+        "return mem_fd >= 0 && fstat(mem_fd, &st) == 0 && st.st_dev == mem_dev &&",
+        "return mem_fd >= 0 && (fstat(mem_fd, &st) || 1) &&"),
+    9: ("registry.c", "failed registration write: table not marked stale",
+        "\t\tt->stale = true;\n", "\t\t(void)0;\n"),
+    10: ("static_key.c", "last disable stores 0 instead of compare-and-swap",
+         "if (!__atomic_compare_exchange_n(&key->enabled, v, 0, false,\n\t\t\t\t\t __ATOMIC_RELAXED, __ATOMIC_RELAXED))\n\t\treturn 1;",
+         "__atomic_store_n(&key->enabled, 0, __ATOMIC_RELAXED);"),
+    11: ("lock.c", "fork prepare handler does not raise the re-entry guard",
+         "\tfork_saved_depth = depth;\n\tdepth = 1;", "\tfork_saved_depth = depth;"),
+    12: ("poke.c", "a site holding unexpected bytes is accepted",
+         "\treturn mismatch(d);\n}\n\nint sy_poke_apply", "\treturn 0;\n}\n\nint sy_poke_apply"),
+    13: ("registry.c", "stale tables not retried by later changes",
+         "if (t->stale || t->order == ORDER_SCAN) {", "if (t->order == ORDER_SCAN) {"),
+    14: ("registry.c", "index allocation failure drops the table (the original defect)",
+         "\t\tt->order = ORDER_SCAN;\n", "\t\ttable_free(t);\n\t\treturn -ENOMEM;\n"),
+    15: ("poke.c", "an inherited descriptor is closed without checking it is ours",
+         "\t\tif (ours)\n\t\t\tclose(mem_fd);", "\t\tclose(mem_fd);"),
+    16: ("registry.c", "sites written with the wrong form",
+         "sy_arch_jump_encode_pair(code, target, d->len, !jump, jump, d->old,",
+         "sy_arch_jump_encode_pair(code, target, d->len, jump, !jump, d->old,"),
+    17: ("introspect.c", "key state snapshot reports the opposite state",
+         "s->v[i].enabled = s->v[i].count > 0;", "s->v[i].enabled = s->v[i].count <= 0;"),
+    18: ("deferred.c", "flush does not take the work off the queue",
+         "\tif (work->sy_pending) {\n\t\tk = work->sy_key;\n\t\tunqueue(work);\n\t}",
+         "\tif (0) {\n\t\tk = work->sy_key;\n\t\tunqueue(work);\n\t}"),
+}
+
+EXCLUDE = ("test_build_matrix|test_install|test_compile_fail|test_under_gdb|"
+           "test_under_valgrind|test_fastpath_callgrind")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, text=True, capture_output=True, **kw)
+
+
+def run_suite(build):
+    r = sh(f"ctest -LE torture -E '{EXCLUDE}' --timeout 120 -j2", cwd=build)
+    failed = [l.split("-", 1)[1].split("(")[0].strip()
+              for l in r.stdout.splitlines() if l.startswith("\t") and " - " in l]
+    return r.returncode == 0, failed
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--list":
+        for i, m in MUTANTS.items():
+            print(f"{i:3}  src/{m[0]:14} {m[1]}")
+        return 0
+    repo, work = os.environ["SY_REPO"], os.environ["SY_WORK"]
+    ids = [int(a) for a in args] or list(MUTANTS)
+    src, build = os.path.join(work, "src"), os.path.join(work, "build")
+    # every mutant must apply before anything runs
+    bad = []
+    for i in ids:
+        f, _, old, _ = MUTANTS[i]
+        text = open(os.path.join(src, "src", f)).read()
+        if text.count(old) != 1:
+            bad.append(i)
+            print(f"mutant {i} does not apply (src/{f}: old text found "
+                  f"{text.count(old)} times)")
+    if bad:
+        return 2
+    r = sh(f"cmake -S {src} -B {build} -G Ninja -DSWITCHYARD_BUILD_BENCH=OFF")
+    r = sh(f"cmake --build {build}")
+    if r.returncode:
+        print(r.stdout[-3000:] + r.stderr[-3000:])
+        return 2
+    ok, failed = run_suite(build)
+    if not ok:
+        print("baseline fails: " + ", ".join(failed))
+        return 2
+    print("baseline passes")
+    killed = 0
+    rows = []
+    for i in ids:
+        f, desc, old, new = MUTANTS[i]
+        path = os.path.join(src, "src", f)
+        orig = open(path).read()
+        open(path, "w").write(orig.replace(old, new))
+        try:
+            r = sh(f"cmake --build {build}")
+            if r.returncode:
+                verdict, who = "BUILD-FAIL", "(does not compile: fix the mutant)"
+            else:
+                ok, failed = run_suite(build)
+                verdict = "SURVIVED" if ok else "KILLED"
+                who = ", ".join(failed)
+                killed += not ok
+        finally:
+            open(path, "w").write(orig)
+        rows.append((i, desc, verdict, who))
+        print(f"{i:3}  {verdict:10} {desc}: {who}", flush=True)
+    print()
+    print("| id | planted bug | verdict | killed by |")
+    print("| --- | --- | --- | --- |")
+    for i, desc, verdict, who in rows:
+        print(f"| {i} | {desc} | {verdict} | {who} |")
+    print(f"\nkilled {killed} of {len(rows)}")
+    sh(f"cmake --build {build}")	# leave the copy unmutated
+    return 2 if any(r[2] == "BUILD-FAIL" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
