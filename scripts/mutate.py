@@ -38,8 +38,9 @@ MUTANTS = {
         "void sy_deferred_forget(const struct sy_obj *o)\n{\n",
         "void sy_deferred_forget(const struct sy_obj *o)\n{\n\treturn;\n"),
     8: ("poke.c", "/proc/self/mem descriptor trusted by its number",
-        "return mem_fd >= 0 && fstat(mem_fd, &st) == 0 && st.st_dev == mem_dev &&",
-        "return mem_fd >= 0 && (fstat(mem_fd, &st) || 1) &&"),
+        "return mem_fd >= 0 && fstat(mem_fd, &st) == 0 && st.st_dev == mem_dev &&\n"
+        "\t       st.st_ino == mem_ino;",
+        "(void)st;\n\treturn mem_fd >= 0;"),
     9: ("registry.c", "failed registration write: table not marked stale",
         "\t\tt->stale = true;\n", "\t\t(void)0;\n"),
     10: ("static_key.c", "last disable stores 0 instead of compare-and-swap",
@@ -100,7 +101,9 @@ def main():
                   f"{text.count(old)} times)")
     if bad:
         return 2
-    r = sh(f"cmake -S {src} -B {build} -G Ninja -DSWITCHYARD_BUILD_BENCH=OFF")
+    # warnings are no errors here: a mutant may leave a helper unused
+    r = sh(f"cmake -S {src} -B {build} -G Ninja -DSWITCHYARD_BUILD_BENCH=OFF "
+           "-DSWITCHYARD_WERROR=OFF")
     r = sh(f"cmake --build {build}")
     if r.returncode:
         print(r.stdout[-3000:] + r.stderr[-3000:])

@@ -83,6 +83,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlsym: %s\n", dlerror());
 		return 1;
 	}
+	int (*own_site)(void) = (int (*)(void))dlsym(h, "failreg_own_site");
+
+	if (!own_site) {
+		fprintf(stderr, "dlsym: %s\n", dlerror());
+		return 1;
+	}
+	/* stale: the library's own key is off, its site still jumps */
+	CHECK_EQ(own_site(), 1);
 	/* the registration could not write the library's site */
 	printf("registration with pwrite denied, strict policy: %d messages, "
 	       "last: %s\n", sy_test_log_count, sy_test_log_last);
@@ -93,6 +101,8 @@ int main(int argc, char **argv)
 		CHECK_EQ(static_branch_enable(&failreg_key), 0);
 		CHECK_EQ(exe_site(), 1);
 		CHECK_EQ(lib_site(), 1);
+		/* the stale table was brought to its keys' state */
+		CHECK_EQ(own_site(), 0);
 		CHECK_EQ(static_branch_disable(&failreg_key), 0);
 		CHECK_EQ(exe_site(), 0);
 		CHECK_EQ(lib_site(), 0);
