@@ -13,45 +13,7 @@
 
 #include <switchyard.h>
 
-static int sy_test_failures;
-static int sy_test_checks;
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		sy_test_checks++;                                            \
-		if (!(cond)) {                                               \
-			sy_test_failures++;                                  \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",         \
-				__FILE__, __LINE__, #cond);                  \
-		}                                                            \
-	} while (0)
-
-#define CHECK_EQ(a, b)                                                       \
-	do {                                                                 \
-		long long sy_a_ = (long long)(a), sy_b_ = (long long)(b);    \
-		sy_test_checks++;                                            \
-		if (sy_a_ != sy_b_) {                                        \
-			sy_test_failures++;                                  \
-			fprintf(stderr, "%s:%d: CHECK failed: %s == %s "     \
-				"(%lld != %lld)\n", __FILE__, __LINE__, #a,  \
-				#b, sy_a_, sy_b_);                           \
-		}                                                            \
-	} while (0)
-
-#define SKIP(...)                                                            \
-	do {                                                                 \
-		printf("SKIP: ");                                            \
-		printf(__VA_ARGS__);                                         \
-		printf("\n");                                                \
-		exit(77);                                                    \
-	} while (0)
-
-static inline int sy_test_done(const char *name)
-{
-	printf("%s: %d checks, %d failed\n", name, sy_test_checks,
-	       sy_test_failures);
-	return sy_test_failures ? 1 : 0;
-}
+#include "sy_check.h"
 
 /* ---- the site table of this executable ---------------------------------- */
 

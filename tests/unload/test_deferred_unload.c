@@ -20,7 +20,7 @@
 #ifdef SY_LINKED
 #include "../sy_test.h"
 #else
-#include "plain_check.h"	/* no <switchyard.h>: nothing links the library */
+#include "../sy_check.h"	/* no <switchyard.h>: nothing links the library */
 #endif
 #include "../sy_watchdog.h"
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plain_check.h - the checks of sy_test.h (same names, same output) for a
- * test program that must not depend on libswitchyard at all, not even
- * through <switchyard.h> (whose per-object glue calls into the library).
+ * sy_check.h - the checks every test uses: CHECK() records a failure and
+ * goes on; sy_test_done() prints the tally and gives the exit code (1 if
+ * any check failed); SKIP() exits 77 (ctest SKIP_RETURN_CODE). Nothing here
+ * needs libswitchyard: a test program that must not depend on it, not even
+ * through <switchyard.h> (whose per-object glue calls into the library),
+ * includes this alone; the others include sy_test.h.
  */
-#ifndef SY_PLAIN_CHECK_H
-#define SY_PLAIN_CHECK_H
+#ifndef SY_CHECK_H
+#define SY_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,14 @@ static int sy_test_checks;
 		}                                                            \
 	} while (0)
 
+#define SKIP(...)                                                            \
+	do {                                                                 \
+		printf("SKIP: ");                                            \
+		printf(__VA_ARGS__);                                         \
+		printf("\n");                                                \
+		exit(77);                                                    \
+	} while (0)
+
 static inline int sy_test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, sy_test_checks,
@@ -43,4 +54,4 @@ static inline int sy_test_done(const char *name)
 	return sy_test_failures ? 1 : 0;
 }
 
-#endif /* SY_PLAIN_CHECK_H */
+#endif /* SY_CHECK_H */
