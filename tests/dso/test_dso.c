@@ -134,7 +134,9 @@ static int on_site(const struct switchyard_site_info *site, void *arg)
 	}
 	else if (!strcmp(fn, "libuser_site"))
 		s->in_libuser++;
-	else if (!strcmp(fn, "libdyn_site"))
+	/* clang inlines libdyn_site() into libdyn's constructor too: a
+	 * second site of the key, which must follow it like the first */
+	else if (!strncmp(fn, "libdyn_", 7))
 		s->in_libdyn++;
 	else
 		fprintf(stderr, "site %p in %s (%s+%zu)\n", site->addr,
@@ -152,12 +154,14 @@ static void test_introspection(const char *path, int mode)
 	CHECK_EQ(s.shared, 1);
 	CHECK_EQ(s.hidden, 1);
 	CHECK_EQ(s.own, 1);
-	CHECK_EQ(s.shared_sites, 4);	/* exe, libkey, libuser, libdyn */
+	/* exe, libkey, libuser, libdyn (+ copies the compiler inlined) */
+	CHECK(s.shared_sites >= 4);
 	CHECK_EQ(switchyard_for_each_site(&shared_key.key, on_site, &s), 0);
-	CHECK_EQ(s.sites, 4);
-	CHECK_EQ(s.jumping, 4);		/* enabled, unlikely: all jump */
+	CHECK_EQ(s.sites, s.shared_sites);
+	CHECK_EQ(s.jumping, s.sites);	/* enabled, unlikely: all jump */
 	CHECK(s.in_exe == 1 && s.in_libkey == 1 && s.in_libuser == 1 &&
-	      s.in_libdyn == 1);
+	      s.in_libdyn >= 1);
+	CHECK_EQ(s.in_exe + s.in_libkey + s.in_libuser + s.in_libdyn, s.sites);
 	CHECK_EQ(static_branch_disable(&shared_key), 0);
 	close_dyn();
 	/* gone with its object */
