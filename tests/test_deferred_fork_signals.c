@@ -138,25 +138,11 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
-#if defined(__SANITIZE_THREAD__)
-#define SY_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SY_TSAN 1
-#endif
-#endif
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 4;
 	struct sigaction sa;
 	pthread_t t[3];
-
-#ifdef SY_TSAN
-	/* A child that inherits queued decrements gets a worker thread of its
-	 * own, which TSan does not support after a multi-threaded fork. */
-	SKIP("TSan: no threads in the child of a multi-threaded fork");
-#endif
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
