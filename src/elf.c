@@ -113,6 +113,14 @@ static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 	return 0;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define SY_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SY_TSAN 1
+#endif
+#endif
+
 int sy_syms_load(const char *path, uintptr_t bias, struct sy_syms *out)
 {
 	struct stat st;
@@ -127,6 +135,23 @@ int sy_syms_load(const char *path, uintptr_t bias, struct sy_syms *out)
 		close(fd);
 		return -ENOEXEC;
 	}
+#ifdef SY_TSAN
+	/*
+	 * ThreadSanitizer build: read, do not map. TSan records a mapping as
+	 * written and, at munmap, forgets only the whole shadow pages; when
+	 * dlopen (whose mmap TSan does not see: the dynamic linker is not
+	 * instrumented) then maps a library over the same addresses, its
+	 * registration's first reads of the site table race with that ghost
+	 * write. Reading into the heap costs the file's size for a moment.
+	 */
+	img = malloc((size_t)st.st_size);
+	r = img && pread(fd, img, (size_t)st.st_size, 0) == st.st_size ? 0 : -EIO;
+	close(fd);
+	if (!r)
+		r = parse(img, (size_t)st.st_size, bias, out);
+	free(img);
+	return r;
+#else
 	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (img == MAP_FAILED)
@@ -134,6 +159,7 @@ int sy_syms_load(const char *path, uintptr_t bias, struct sy_syms *out)
 	r = parse(img, (size_t)st.st_size, bias, out);
 	munmap(img, (size_t)st.st_size);
 	return r;
+#endif
 }
 
 int sy_syms_parse(const void *img, size_t size, uintptr_t bias,
