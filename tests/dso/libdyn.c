@@ -22,6 +22,31 @@ DSO_API int libdyn_own_site(void)
 	return static_branch_unlikely(&libdyn_own_key);
 }
 
+/* This object's table entries (struct jump_entry: code, target, key with
+ * the branch bit and the init bit in its low two bits). */
+struct libdyn_entry {
+	int code;
+	int target;
+	unsigned long key;
+};
+extern const struct libdyn_entry __start_sy_jump_entries[]
+	__attribute__((visibility("hidden")));
+extern const struct libdyn_entry __stop_sy_jump_entries[]
+	__attribute__((visibility("hidden")));
+
+/* The number of sites of key in this object, from its own table: the
+ * compiler may make more than one of a function's site (clang inlines
+ * libdyn_site() into the constructor below, gcc does not). */
+DSO_API int libdyn_sites_of(const void *key)
+{
+	int n = 0;
+
+	for (const struct libdyn_entry *e = __start_sy_jump_entries;
+	     e < __stop_sy_jump_entries; e++)
+		n += (e->key & ~3ul) == (unsigned long)key;
+	return n;
+}
+
 /* Atomic stores: two threads that dlopen the object in turn reach this
  * through the dynamic linker's own lock, which TSan does not see. */
 __attribute__((constructor)) static void libdyn_ctor(void)

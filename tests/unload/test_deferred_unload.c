@@ -10,6 +10,11 @@
  *       link libswitchyard (nor include its headers): the plugin pulls it
  *       in, so dlclose() may unload libswitchyard too; it must not be
  *       unmapped under its own worker thread.
+ *   test_deferred_unload_nopatch, test_deferred_unload_plugin_only_nopatch
+ *       the same with the plugin (and the linked executable) in fallback
+ *       mode (SWITCHYARD_NO_PATCHING): no site table, so the plugin's
+ *       queued work is dropped by the destructor <switchyard.h> gives every
+ *       translation unit there.
  *
  * Three rounds: dlopen the plugin, queue its key's final decrement (due in
  * 100 ms), dlclose it, wait 300 ms. The process must survive; the linked
@@ -31,7 +36,13 @@ __attribute__((noinline)) static int exe_site(void)
 {
 	return static_branch_unlikely(&exe_dkey.key);
 }
+#ifdef SWITCHYARD_NO_PATCHING
+#define NAME "test_deferred_unload_nopatch"
+#else
 #define NAME "test_deferred_unload_linked"
+#endif
+#elif defined(SWITCHYARD_NO_PATCHING)	/* only the plugin's build matters */
+#define NAME "test_deferred_unload_plugin_only_nopatch"
 #else
 #define NAME "test_deferred_unload_plugin_only"
 #endif

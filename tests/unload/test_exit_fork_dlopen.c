@@ -10,8 +10,9 @@
  *       flipping the key of this program's sites, a thread taking a
  *       deferred key's reference and queueing its final decrement (1 ms
  *       rate limit), and in every other one a thread that dlopen()s/
- *       dlclose()s LIBMANY; the main thread calls exit() after 0-38 ms. Each must exit 0 within 5 s: no crash,
- *       no hang in the library's destructors (the deferred worker is joined
+ *       dlclose()s LIBMANY; the main thread calls exit() after 0-38 ms.
+ *       Each must exit 0 within 5 s (an alarm ends it then): no crash, no
+ *       hang in the library's destructors (the deferred worker is joined
  *       there, tables are unregistered).
  *   test_fork_vs_dlopen LIBMANY         (mode "fork")
  *       3 s of fork() in a loop (each child flips the key, checks every site
@@ -105,6 +106,9 @@ __attribute__((noreturn)) static void exit_child(int round)
 	pthread_t t[3];
 	int n = 0;
 
+	/* a hang in exit() must not outlive the test: SIGALRM's default
+	 * action ends the process (status: signal 14) */
+	alarm(5);
 	pthread_create(&t[n++], NULL, flipper, NULL);
 	pthread_create(&t[n++], NULL, deferrer, NULL);
 	if (round % 2)
@@ -128,11 +132,14 @@ static void scenario_exit(void)
 			_exit(127);
 		}
 		CHECK(pid > 0);
-		sy_watchdog_arm(5, "a process did not exit within 5 s of exit()");
+		/* the child ends itself (alarm) after 5 s; this is the backstop */
+		sy_watchdog_arm(10, "a process did not exit within 10 s");
 		CHECK_EQ(waitpid(pid, &st, 0), pid);
 		sy_watchdog_disarm();
 		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			fprintf(stderr, "round %d: status %#x\n", round, st);
+			fprintf(stderr, "round %d: status %#x%s\n", round, st,
+				WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ?
+				" (did not exit within 5 s: hang)" : "");
 			CHECK(0);
 		}
 	}
@@ -146,6 +153,8 @@ static void *forker(void *arg)
 		pid_t pid = fork();
 
 		if (pid == 0) {
+			/* a hung child must not outlive the test */
+			alarm(5);
 			/* alone in the child: the key holds still */
 			int bad = static_branch_enable(&ef_key) || wrong_sites() ||
 				  static_branch_disable(&ef_key) || wrong_sites();
