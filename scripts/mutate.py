@@ -88,7 +88,11 @@ def main():
             print(f"{i:3}  src/{m[0]:14} {m[1]}")
         return 0
     repo, work = os.environ["SY_REPO"], os.environ["SY_WORK"]
-    ids = [int(a) for a in args] or list(MUTANTS)
+    ids = [int(a) for a in args if a.isdigit() and int(a) in MUTANTS]
+    if len(ids) != len(args):
+        print("unknown mutant id among: " + " ".join(args) + " (see --list)")
+        return 2
+    ids = ids or list(MUTANTS)
     src, build = os.path.join(work, "src"), os.path.join(work, "build")
     # every mutant must apply before anything runs
     bad = []

@@ -25,5 +25,9 @@ rm -rf "$work/src"
 mkdir -p "$work/src"
 # the tree as it is now, committed or not (untracked, not ignored, included)
 (cd "$repo" && git ls-files -co --exclude-standard | tar -cf - -T -) |
-	tar -xf - -C "$work/src"
+	tar -xmf - -C "$work/src"
+# -m: fresh mtimes, so that no object left by an interrupted run (built
+# from a mutant) looks newer than the restored source; and a fresh build.
+rm -rf "$work/build"
+export CMAKE_BUILD_PARALLEL_LEVEL=2	# 2 cores, shared
 SY_REPO=$repo SY_WORK=$work exec python3 "$here/mutate.py" "$@"
