@@ -14,7 +14,11 @@
  *       the same with the plugin (and the linked executable) in fallback
  *       mode (SWITCHYARD_NO_PATCHING): no site table, so the plugin's
  *       queued work is dropped by the destructor <switchyard.h> gives every
- *       translation unit there.
+ *       translation unit there. That destructor is what _nopatch tests
+ *       (libswitchyard stays: without it, a plugin built with
+ *       SY__NO_DSO_GLUE, the worker reads the unmapped work: SIGSEGV);
+ *       in _plugin_only_nopatch libswitchyard goes with the plugin, whose
+ *       work is dropped with the whole queue.
  *
  * Three rounds: dlopen the plugin, queue its key's final decrement (due in
  * 100 ms), dlclose it, wait 300 ms. The process must survive; the linked
