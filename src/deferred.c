@@ -139,6 +139,7 @@ static void *worker(void *arg)
 			if (!r) {
 				run_due();
 				sy_unlock();
+				sy_report_flush();
 			}
 			dq_take();
 			continue;

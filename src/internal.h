@@ -58,7 +58,13 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
 /* ---- the per-arch contract (src/arch/<arch>/) ---------------------------
  *
  *   sy_arch_jump_decode  verify: a freshly loaded site holds the jump that
- *                        the asm emitted to target; gives its length
+ *                        the asm emitted to target (maybe under a
+ *                        debugger's breakpoint); gives its length
+ *   sy_arch_site_check   classify a site's bytes for a change: write, skip,
+ *                        fix under a breakpoint, step back to canonical,
+ *                        or refuse
+ *   sy_arch_site_jumps   whether a site's bytes jump now
+ *   sy_arch_is_trap      a debugger's breakpoint sits on the site
  *   sy_arch_jump_encode  encode: the bytes of the JMP or no-op form
  *   sy_arch_jump_encode_pair  both forms at once (old, new)
  *   sy_arch_sync_cores   sync: every thread of the process serialises
@@ -86,6 +92,29 @@ SY_HIDDEN void sy_log_atfork(enum sy_atfork_phase phase);
 #define SY_KEY_WARNED_BUSY 0x200u	/* enable/disable with count > 1 */
 #define SY_KEY_WARNED_LOCK 0x400u	/* _cpuslocked without the lock */
 #define SY_KEY_WARNED_OVERFLOW 0x800u	/* count at INT_MAX */
+
+/*
+ * Messages that name a key and a site as the user knows them (report.c):
+ * SY_REPORT_KEY and SY_REPORT_SITE in the text stand for "the key's name"
+ * and "function+offset (file:line)". Naming reads symbol and line tables
+ * and asks the dynamic linker, which must not happen with the patch lock
+ * held: a report made under the lock is queued and written, named, when
+ * the thread leaves the library (sy_leave()) or the worker drops the lock
+ * (sy_report_flush()).
+ */
+#define SY_REPORT_KEY "\x01"
+#define SY_REPORT_SITE "\x02"
+SY_HIDDEN void sy_report(enum switchyard_log_level level,
+			 const struct static_key *key, uintptr_t site,
+			 const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+SY_HIDDEN void sy_report_flush(void);
+/* Names for messages (introspect.c); without the patch lock. */
+SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
+			   size_t size);
+SY_HIDDEN void sy_name_site(uintptr_t addr, char *buf, size_t size);
+/* A C++ symbol's readable form (malloc'ed), or NULL. */
+SY_HIDDEN char *sy_demangle(const char *sym);
 
 /* ---- the patch lock and the re-entry guard (lock.c) ---------------------- */
 SY_HIDDEN int sy_enter(void);	/* 0, or -EDEADLK when re-entered */
@@ -145,8 +174,12 @@ SY_HIDDEN uintptr_t sy_self_id(void);
 struct sy_poke_desc {
 	uintptr_t addr;
 	unsigned len;	/* at most SY_ARCH_MAX_INSN (>= 8) */
-	uint8_t old[SY_ARCH_MAX_INSN];
+	uint8_t old[SY_ARCH_MAX_INSN];	/* the other form (what undo restores) */
 	uint8_t new_[SY_ARCH_MAX_INSN];
+	/* a debugger's breakpoint over the site hides a jump (see
+	 * sy_arch_site_check()) */
+	bool hidden_jump;
+	const struct static_key *key;	/* for messages */
 };
 
 struct sy_poke_src {
@@ -160,8 +193,9 @@ struct sy_poke_src {
 };
 
 /* Verify, write and synchronise. Returns 0, -EFAULT (a site held
- * unexpected bytes: reported, nothing written) or the write path's error
- * (whatever was written is undone). */
+ * unexpected bytes: reported, nothing written), -EBUSY (a debugger's
+ * breakpoint hides the byte the change needs: reported, nothing written)
+ * or the write path's error (whatever was written is undone). */
 SY_HIDDEN int sy_poke_apply(const struct sy_poke_src *src);
 /* Counters for switchyard_get_stats(). */
 SY_HIDDEN void sy_poke_stats(struct switchyard_stats *st);

@@ -163,29 +163,211 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * C++ names come mangled in the symbol table (_ZN2ns2k1E): the C++
+ * runtime's demangler makes them "ns::k1". A weak reference: a C program
+ * that loads no C++ runtime gets the symbol's own name.
+ */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status)
+	__attribute__((weak, visibility("default")));
+
+/*
+ * Without a C++ runtime in the process (a C++ program that uses no part of
+ * it is linked without it): the forms a key's name takes, demangled here.
+ *   _Z [L] <len><id>                          id
+ *   _ZN [L] <len><id>... E                    a::b::id
+ *   _ZZ <name> <params> E [L] <len><id> [_n]  f()::id, f(...)::id
+ * Anything else (templates, substitutions, operators): NULL.
+ */
+static bool source_name(const char **p, char *out, size_t size, size_t *o)
+{
+	size_t len = 0;
+
+	if (**p == 'L')
+		(*p)++;	/* internal linkage */
+	if (**p < '1' || **p > '9')
+		return false;
+	while (**p >= '0' && **p <= '9')
+		len = len * 10 + (size_t)(*(*p)++ - '0');
+	if (strnlen(*p, len) < len || *o + len + 3 > size)
+		return false;
+	if (*o) {
+		memcpy(out + *o, "::", 2);
+		*o += 2;
+	}
+	memcpy(out + *o, *p, len);
+	*o += len;
+	out[*o] = 0;
+	*p += len;
+	return true;
+}
+
+static bool plain_name(const char **p, char *out, size_t size, size_t *o)
+{
+	if (**p != 'N')
+		return source_name(p, out, size, o);
+	(*p)++;
+	while (**p && **p != 'E')
+		if (!source_name(p, out, size, o))
+			return false;
+	return *(*p)++ == 'E';
+}
+
+static char *demangle_simple(const char *sym)
+{
+	const char *p = sym + 2;
+	char out[512];
+	size_t o = 0;
+
+	if (*p != 'Z') {
+		if (!plain_name(&p, out, sizeof(out), &o) || *p)
+			return NULL;
+		return strdup(out);
+	}
+	p++;
+	if (!plain_name(&p, out, sizeof(out), &o))
+		return NULL;
+	const char *e = strchr(p, 'E');	/* end of the parameter types */
+
+	if (!e || e == p || o + 8 > sizeof(out))
+		return NULL;
+	strcpy(out + o, e == p + 1 && *p == 'v' ? "()" : "(...)");
+	o += strlen(out + o);
+	p = e + 1;
+	if (!source_name(&p, out, sizeof(out), &o))
+		return NULL;
+	if (*p == '_')	/* discriminator: the n-th such name in f */
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	return *p ? NULL : strdup(out);
+}
+
+char *sy_demangle(const char *sym)
+{
+	char *(*dm)(const char *, char *, size_t *, int *) = __cxa_demangle;
+	char *d;
+	int st = -1;
+
+	if (!sym || strncmp(sym, "_Z", 2))
+		return NULL;
+	if (!dm)	/* a runtime loaded after us, by dlopen() */
+		*(void **)&dm = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (!dm)
+		return demangle_simple(sym);
+	d = dm(sym, NULL, NULL, &st);
+	if (st) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The readable name of a symbol, malloc'ed. */
+static char *readable(const char *sym)
+{
+	char *d = sy_demangle(sym);
+
+	return d ? d : strdup(sym);
+}
+
 /* "name", "name[3]", "name+0x20" or "key@0x..." */
 static char *key_name(struct obj_cache *c, const struct static_key *key,
 		      const char *path, uintptr_t bias)
 {
 	const struct sy_syms *syms = syms_for(c, path, bias);
 	const struct sy_sym *y = syms ? sy_syms_find(syms, (uintptr_t)key, false) : NULL;
-	char buf[512];
+	char buf[512], *name;
 
 	if (!y) {
 		snprintf(buf, sizeof(buf), "key@%p", (const void *)key);
-	} else {
-		size_t off = (uintptr_t)key - y->addr;
-
-		if (!off)
-			snprintf(buf, sizeof(buf), "%s", y->name);
-		else if (off % sizeof(struct static_key) == 0 &&
-			 y->size % sizeof(struct static_key) == 0)
-			snprintf(buf, sizeof(buf), "%s[%zu]", y->name,
-				 off / sizeof(struct static_key));
-		else
-			snprintf(buf, sizeof(buf), "%s+%#zx", y->name, off);
+		return strdup(buf);
 	}
+	size_t off = (uintptr_t)key - y->addr;
+
+	name = readable(y->name);
+	if (!name || !off)
+		return name;
+	if (off % sizeof(struct static_key) == 0 &&
+	    y->size % sizeof(struct static_key) == 0)
+		snprintf(buf, sizeof(buf), "%s[%zu]", name,
+			 off / sizeof(struct static_key));
+	else
+		snprintf(buf, sizeof(buf), "%s+%#zx", name, off);
+	free(name);
 	return strdup(buf);
+}
+
+/* ---- names for messages (report.c) --------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* 'name' (object) or key@0x... */
+void sy_name_key(const struct static_key *key, char *buf, size_t size)
+{
+	struct obj_cache c = { 0 };
+	uintptr_t bias = 0;
+	char *path = NULL, *name;
+
+	sy_object_of((uintptr_t)key, &path, &bias);
+	name = path ? key_name(&c, key, path, bias) : NULL;
+	if (!name)
+		snprintf(buf, size, "key@%p", (const void *)key);
+	else if (!strncmp(name, "key@", 4) || bias == exe_bias())
+		snprintf(buf, size, "'%s'", name);
+	else
+		snprintf(buf, size, "'%s' (%s)", name, base_name(path));
+	free(name);
+	free(path);
+	obj_cache_free(&c);
+}
+
+static char *obj_path(const struct sy_obj *o);
+
+/* function+0xoff (file:line), in object if not the program; or 0x... */
+void sy_name_site(uintptr_t addr, char *buf, size_t size)
+{
+	struct obj_cache c = { 0 };
+	struct sy_obj o;
+	char *path, *fn = NULL, where[512] = "";
+
+	sy_obj_lookup(addr, &o);
+	path = o.found ? obj_path(&o) : NULL;
+	if (!path) {
+		snprintf(buf, size, "%p", (void *)addr);
+		return;
+	}
+
+	const struct sy_syms *syms = syms_for(&c, path, o.bias);
+	const struct sy_sym *f = syms ? sy_syms_find(syms, addr, true) : NULL;
+	const struct sy_lines *lines = lines_for(&c, path, o.bias);
+	const struct sy_line_row *ln = lines ? sy_lines_find(lines, addr) : NULL;
+
+	if (!f && syms)	/* not in a function: whatever symbol covers it */
+		f = sy_syms_find(syms, addr, false);
+	if (ln && ln->line && ln->file < lines->nfiles)
+		snprintf(where, sizeof(where), " (%s:%u)",
+			 lines->files[ln->file], ln->line);
+	if (f)
+		fn = readable(f->name);
+	if (fn)
+		snprintf(buf, size, "%s+0x%zx%s", fn, (size_t)(addr - f->addr),
+			 where);
+	else
+		snprintf(buf, size, "%p%s", (void *)addr, where);
+	if (o.name[0]) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, size - l, " in %s", base_name(path));
+	}
+	free(fn);
+	free(path);
+	obj_cache_free(&c);
 }
 
 static void free_keys(struct key_snap *s)
@@ -338,8 +520,8 @@ struct site_snap {
 static void add_site(const struct sy_jump_entry *e, void *arg)
 {
 	struct site_snap *s = arg;
-	uint8_t jump[SY_ARCH_MAX_INSN];
 	uintptr_t code = sy_entry_code(e);
+	bool hidden_jump;
 
 	if (sy_entry_key(e) != s->key || s->err)
 		return;
@@ -347,11 +529,14 @@ static void add_site(const struct sy_jump_entry *e, void *arg)
 		s->err = -ENOMEM;
 		return;
 	}
-	sy_arch_jump_encode(code, sy_entry_target(e), sy_entry_len(e), true,
-			    jump);
+	/* under a breakpoint: the opcode its key's state asks for (the
+	 * registry's invariant, src/arch/x86_64/sy_arch.h) */
+	hidden_jump = (__atomic_load_n(&s->key->enabled, __ATOMIC_RELAXED) != 0) !=
+		      sy_entry_branch(e);
 	s->v[s->n++] = (struct site_row){
 		code, sy_entry_target(e), sy_entry_len(e), sy_entry_branch(e),
-		*(const uint8_t *)code == jump[0],
+		sy_arch_site_jumps((const uint8_t *)code, sy_entry_len(e),
+				   hidden_jump),
 	};
 }
 
@@ -404,7 +589,7 @@ static int describe_sites(struct site_snap *s)
 		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
 
 		s->strs[3 * i] = path ? strdup(path) : NULL;
-		s->strs[3 * i + 1] = f ? strdup(f->name) : NULL;
+		s->strs[3 * i + 1] = f ? readable(f->name) : NULL;
 		s->strs[3 * i + 2] = ln && ln->line && ln->file < lines->nfiles ?
 				     strdup(lines->files[ln->file]) : NULL;
 		s->info[i] = (struct switchyard_site_info){

@@ -76,17 +76,30 @@ static uintptr_t page_size(void)
 }
 
 /* Out of line: the buffers would cost every verify a stack canary. */
-__attribute__((cold, noinline)) static int mismatch(const struct sy_poke_desc *d)
+__attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
+						  enum sy_site_check why)
 {
 	char want[3 * SY_ARCH_MAX_INSN + 1], found[3 * SY_ARCH_MAX_INSN + 1];
 	const uint8_t *code = (const uint8_t *)d->addr;
 
-	sy_hex(want, sizeof(want), d->old, d->len);
+	sy_hex(want, sizeof(want), d->new_, d->len);
 	sy_hex(found, sizeof(found), code, d->len);
-	sy_log(SWITCHYARD_LOG_ERROR,
-	       "refusing to patch site %p: expected [%s], found [%s]; "
-	       "nothing written",
-	       (void *)d->addr, want, found);
+	if (why == SY_SITE_TRAPPED) {
+		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
+			  "static key " SY_REPORT_KEY ": cannot change site "
+			  SY_REPORT_SITE ": a debugger breakpoint sits on it "
+			  "[%s] and the debugger will restore the opcode that "
+			  "falls through whatever is written now; delete the "
+			  "breakpoint (or set it after the site) and retry; "
+			  "nothing written", found);
+		return -EBUSY;
+	}
+	sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
+		  "static key " SY_REPORT_KEY ": refusing to patch site "
+		  SY_REPORT_SITE ": expected [%s] or its other form, found "
+		  "[%s]%s; nothing written", want, found,
+		  sy_arch_is_trap(code) ?
+		  " (the int3 is a debugger breakpoint)" : "");
 	return -EFAULT;
 }
 
@@ -395,6 +408,16 @@ int switchyard_set_policy(enum switchyard_policy p)
  */
 #define CHUNK 65536
 static uint8_t chunk[CHUNK + 16];	/* patch lock held; +16: see chunk_put */
+/*
+ * What memory held when the chunk was copied: a debugger may plant or
+ * remove a breakpoint in the copied range (another function's, between
+ * two sites) before the chunk is written back, and writing back its stale
+ * int3 (or the stale byte under it) would plant a breakpoint the debugger
+ * forgot, or drop one it set. So just before the write, bytes that we do
+ * not change and that memory no longer holds are taken afresh. What
+ * remains is the few instructions between that check and the system call.
+ */
+static uint8_t chunk_orig[CHUNK];	/* patch lock held */
 
 /*
  * Copy code into the chunk. Whole pages of it: ASan must not see this as an
@@ -444,12 +467,37 @@ struct write_fail {
 	bool wrote;		/* anything at all, this chunk or before */
 };
 
+__attribute__((no_sanitize("address")))
+static void refresh_chunk(const struct chunker *c)
+{
+	const uint8_t *mem = (const uint8_t *)c->lo;
+	size_t len = c->hi - c->lo, i = 0;
+
+	/* word by word (uninstrumented: see copy_code()); the byte loop
+	 * only where a word differs, which is almost never */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t a, b;
+
+		__builtin_memcpy(&a, mem + i, 8);
+		__builtin_memcpy(&b, chunk_orig + i, 8);
+		if (a == b)
+			continue;
+		for (size_t j = i; j < i + 8; j++)
+			if (mem[j] != chunk_orig[j] && chunk[j] == chunk_orig[j])
+				chunk[j] = mem[j];
+	}
+	for (; i < len; i++)
+		if (mem[i] != chunk_orig[i] && chunk[i] == chunk_orig[i])
+			chunk[i] = mem[i];
+}
+
 static int chunk_flush(struct chunker *c, size_t last, struct write_fail *f)
 {
 	size_t done;
 	int r = 0;
 
 	if (c->hi > c->lo) {
+		refresh_chunk(c);
 		r = write_code(c->lo, chunk, c->hi - c->lo, &done);
 		if (r)
 			*f = (struct write_fail){ c->first, last, c->lo, done, false };
@@ -486,6 +534,8 @@ static inline void chunk_put(struct chunker *c, size_t ord, uintptr_t addr,
 			to = c->lo + CHUNK;
 		copy_code(chunk + (c->copied - c->lo),
 			  (const uint8_t *)c->copied, to - c->copied);
+		memcpy(chunk_orig + (c->copied - c->lo),
+		       chunk + (c->copied - c->lo), to - c->copied);
 		c->copied = to;
 	}
 	if (len <= 8) {
@@ -672,40 +722,115 @@ static void sync_cores(void)
 	       "after a change returns", strerror(-r));
 }
 
-/* 0: the site holds old (to write); 1: it holds new already (skip). */
-static inline int classify(const struct sy_poke_desc *d, size_t ord)
-{
-	const uint8_t *code = (const uint8_t *)d->addr;
-	bool is_old = true, is_new = true;
+/*
+ * Changes that are not "new over old": the rel of a site under a
+ * debugger's breakpoint (FIX), or a step of a non-canonical site back to
+ * canonical (PREP); see sy_arch_site_check(). They exist only where a
+ * debugger has (or had) a breakpoint on a site: a handful. Each is written
+ * on its own, never merged into a chunk: a chunk would write back the
+ * int3 next to it, which the debugger may remove meanwhile. Patch lock
+ * held.
+ */
+#define FIX_CAP 64
+struct fix {
+	uintptr_t addr;
+	unsigned len;
+	uint8_t bytes[8], old[8];
+};
+static struct fix fixes[FIX_CAP], preps[FIX_CAP];
 
-	for (unsigned i = 0; i < d->len; i++) {
-		is_old &= code[i] == d->old[i];
-		is_new &= code[i] == d->new_[i];
-	}
-	if (is_old)
-		return 0;
-	if (is_new && ord < SKIP_CAP)
-		return 1;
-	return mismatch(d);
+static int fix_add(struct fix *v, size_t *n, const struct sy_poke_desc *d,
+		   const struct sy_arch_fix *fx)
+{
+	struct fix *f;
+
+	if (*n == FIX_CAP)
+		return -ENOSPC;
+	f = &v[(*n)++];
+	f->addr = d->addr + fx->off;
+	f->len = fx->len;
+	memcpy(f->bytes, fx->bytes, fx->len);
+	memcpy(f->old, (const uint8_t *)f->addr, fx->len);
+	return 0;
 }
 
-int sy_poke_apply(const struct sy_poke_src *src)
+/* Write fixes [0, n) (bytes, or old to undo); on error *done says how many
+ * were written whole. */
+static int fix_write(const struct fix *v, size_t n, bool undo, size_t *done)
+{
+	for (*done = 0; *done < n; (*done)++) {
+		const struct fix *f = &v[*done];
+		size_t w;
+		int r = write_code(f->addr, undo ? f->old : f->bytes, f->len, &w);
+
+		if (r) {
+			if (w && !undo)	/* a part: put it back */
+				write_code(f->addr, f->old, w, &w);
+			return r;
+		}
+	}
+	return 0;
+}
+
+__attribute__((cold, noinline)) static int too_many(const struct sy_poke_desc *d)
+{
+	sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
+		  "static key " SY_REPORT_KEY ": more than %d sites of one "
+		  "change are under debugger breakpoints (at " SY_REPORT_SITE
+		  " and others); nothing written", FIX_CAP);
+	return -EBUSY;
+}
+
+/*
+ * The verify pass: classify every change (all or nothing: nothing is
+ * written before every site is known good), cache what the write pass
+ * needs, collect fixes and preps. Returns the number of changes to write
+ * over old bytes, or a negative errno (reported).
+ */
+static long verify(const struct sy_poke_src *src, size_t *n_out,
+		   size_t *nfix, size_t *nprep, bool *cached)
 {
 	struct sy_poke_desc d;
+	struct sy_arch_fix fx;
 	size_t n = 0, changes = 0;
-	struct write_fail fail;
-	bool cached = true;
-	int r;
 
-	/* Verify every change before the first write: all or nothing. */
+	*nfix = *nprep = 0;
+	*cached = true;
 	src->rewind(src->ctx);
 	for (; src->next(src->ctx, &d); n++) {
-		r = classify(&d, n);
-		if (r < 0)
-			return r;
+		enum sy_site_check c = sy_arch_site_check(
+			(const uint8_t *)d.addr, d.new_, d.len, d.hidden_jump,
+			&fx);
+		bool skip = true;
+
+		switch (c) {
+		case SY_SITE_OLD:
+			skip = false;
+			break;
+		case SY_SITE_NEW:
+			if (n >= SKIP_CAP)	/* cannot be skipped by ordinal */
+				return refuse(&d, SY_SITE_FOREIGN);
+			break;
+		case SY_SITE_FIX:
+			if (n >= SKIP_CAP)
+				return refuse(&d, SY_SITE_FOREIGN);
+			if (fix_add(fixes, nfix, &d, &fx))
+				return too_many(&d);
+			break;
+		case SY_SITE_PREP:
+			if (n >= SKIP_CAP)
+				return refuse(&d, SY_SITE_FOREIGN);
+			/* beyond FIX_CAP: the next round takes the rest */
+			fix_add(preps, nprep, &d, &fx);
+			break;
+		case SY_SITE_TRAPPED:
+		case SY_SITE_FOREIGN:
+		default:
+			return refuse(&d, c);
+		}
 		if (n < SKIP_CAP)
-			set_skip(n, r);
-		if (r)
+			set_skip(n, skip);
+		if (skip)
 			continue;
 		if (changes < WCACHE && d.len <= WCACHE_LEN) {
 			wcache[changes].addr = d.addr;
@@ -713,33 +838,82 @@ int sy_poke_apply(const struct sy_poke_src *src)
 			wcache[changes].len = (uint8_t)d.len;
 			memcpy(wcache[changes].new_, d.new_, 8);
 		} else {
-			cached = false;
+			*cached = false;
 		}
 		changes++;
 	}
-	if (!changes)
-		return 0;	/* every site already has its new form */
-	r = write_pass(src, cached, changes, n, NULL, &fail);
+	*n_out = n;
+	return (long)changes;
+}
+
+int sy_poke_apply(const struct sy_poke_src *src)
+{
+	size_t n = 0, nfix = 0, nprep = 0, done;
+	struct write_fail fail;
+	bool cached;
+	long changes;
+	int r;
+
+	/*
+	 * Sites that are not canonical (a debugger's breakpoint was over
+	 * them at a change) are brought back first, a step at a time, each
+	 * step keeping the path and followed by a sync, then everything is
+	 * verified again. At most two steps per site, FIX_CAP sites a round.
+	 */
+	for (;;) {
+		changes = verify(src, &n, &nfix, &nprep, &cached);
+		if (changes < 0)
+			return (int)changes;
+		if (!nprep)
+			break;
+		r = fix_write(preps, nprep, false, &done);
+		if (done)
+			sync_cores();
+		if (r) {
+			sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s; "
+			       "nothing changed", strerror(-r));
+			return r;
+		}
+	}
+	if (!changes && !nfix)
+		return 0;	/* every site takes its new path already */
+	r = fix_write(fixes, nfix, false, &done);
+	if (r) {
+		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s; %s",
+		       strerror(-r), done ? "undoing what was written"
+					  : "nothing was written");
+		if (done) {
+			fix_write(fixes, done, true, &done);
+			counters.undone_batches++;
+			sync_cores();
+		}
+		return r;
+	}
+	r = changes ? write_pass(src, cached, (size_t)changes, n, NULL, &fail)
+		    : 0;
 	if (r) {
 		struct write_fail dummy;
+		bool wrote = fail.wrote || nfix;
 
 		sy_log(SWITCHYARD_LOG_ERROR, "writing code failed: %s%s",
-		       strerror(-r), fail.wrote ? "; undoing what was written"
-						: "; nothing was written");
+		       strerror(-r), wrote ? "; undoing what was written"
+					   : "; nothing was written");
 		if (fail.wrote &&
 		    write_pass(src, false, 0, fail.last + 1, &fail, &dummy))
 			sy_log(SWITCHYARD_LOG_ERROR,
 			       "undo failed too: some sites of this change hold "
 			       "their new form; the next change of their key "
 			       "completes or reverts them");
-		if (fail.wrote) {
+		if (nfix)
+			fix_write(fixes, nfix, true, &done);
+		if (wrote) {
 			counters.undone_batches++;
 			sync_cores();
 		}
 		return r;
 	}
 	counters.patch_batches++;
-	counters.patched_sites += changes;
+	counters.patched_sites += (size_t)changes + nfix;
 	sync_cores();
 	return 0;
 }

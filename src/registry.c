@@ -299,11 +299,15 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
  * are the other form: the poke engine skips a site that already has the
  * new one (a stale table's, see the top of this file). Old and new differ in
  * the opcode byte only (sy_arch_jump_encode_pair()), which is what the poke
- * engine's live-safety rule requires. False for a site that is not to be
+ * engine's live-safety rule requires. `compiled`: the site may still hold
+ * the jump the compiler emitted (a table being registered, or a stale one),
+ * so a debugger's breakpoint over it hides a jump; otherwise it hides the
+ * other form, the one of the key's state before this change (the
+ * invariant of sy_arch_site_check()). False for a site that is not to be
  * touched (refused at registration, or dead).
  */
 static bool describe(const struct sy_jump_entry *e, bool enabled,
-		     struct sy_poke_desc *d)
+		     bool compiled, struct sy_poke_desc *d)
 {
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
 	bool jump = enabled != sy_entry_branch(e);
@@ -312,6 +316,8 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 		return false;
 	d->addr = code;
 	d->len = sy_entry_len(e);
+	d->key = sy_entry_key(e);
+	d->hidden_jump = compiled || !jump;
 	sy_arch_jump_encode_pair(code, target, d->len, !jump, jump, d->old,
 				 d->new_);
 	return true;
@@ -383,7 +389,7 @@ static bool key_iter_next(void *ctx, struct sy_poke_desc *d)
 				en = key_state(key);
 			else
 				continue;
-			if (describe(e, en, d))
+			if (describe(e, en, k->t->stale, d))
 				return true;
 		}
 		k->t = k->t->next;
@@ -462,15 +468,20 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
 		if (sy_arch_jump_decode(sy_entry_code(&e[i]),
 					sy_entry_target(&e[i]), &len)) {
 			char found[16];
+			const uint8_t *p = (const uint8_t *)sy_entry_code(&e[i]);
 
-			sy_hex(found, sizeof(found),
-			       (const uint8_t *)sy_entry_code(&e[i]), 5);
-			sy_log(SWITCHYARD_LOG_ERROR,
-			       "%s: site %p of key %p: expected a jump to %p, "
-			       "found [%s]; site ignored", obj_name(o),
-			       (void *)sy_entry_code(&e[i]),
-			       (void *)sy_entry_key(&e[i]),
-			       (void *)sy_entry_target(&e[i]), found);
+			sy_hex(found, sizeof(found), p, 5);
+			sy_report(SWITCHYARD_LOG_ERROR, sy_entry_key(&e[i]),
+				  sy_entry_code(&e[i]),
+				  "%s: static key " SY_REPORT_KEY ": site "
+				  SY_REPORT_SITE " holds [%s], not the jump "
+				  "to %p the compiler emitted%s; the site is "
+				  "ignored: it keeps those bytes whatever the "
+				  "key's state", obj_name(o), found,
+				  (void *)sy_entry_target(&e[i]),
+				  sy_arch_is_trap(p) ? " (the int3 is a "
+				  "debugger breakpoint, but not over the "
+				  "jump's opcode)" : "");
 			e[i].key = 0;
 			t->n_refused++;
 			continue;
@@ -505,7 +516,7 @@ static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
 		const struct sy_jump_entry *e = &t->e[t->i++];
 		struct static_key *key = sy_entry_key(e);
 
-		if (key && describe(e, key_state(key), d))
+		if (key && describe(e, key_state(key), true, d))
 			return true;
 	}
 	return false;

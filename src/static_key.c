@@ -36,7 +36,7 @@ static int load(const struct static_key *key)
 static int overflow(struct static_key *key)
 {
 	sy_warn_once(key, SY_KEY_WARNED_OVERFLOW,
-		     "static key %p: reference count overflow", (void *)key);
+		     "static key " SY_REPORT_KEY ": reference count overflow");
 	return -EOVERFLOW;
 }
 
@@ -156,8 +156,8 @@ static int dec_locked(struct static_key *key)
 			impossible(key, v);
 		if (v == 0) {
 			sy_warn_once(key, SY_KEY_WARNED_DEC,
-				     "static key %p: decrement below zero (more "
-				     "dec than inc); ignored", (void *)key);
+				     "static key " SY_REPORT_KEY ": decrement below "
+				     "zero (more dec than inc); ignored");
 			return -EINVAL;
 		}
 		if (v == 1) {
@@ -202,9 +202,9 @@ int static_key_slow_dec(struct static_key *key)
 static int busy(struct static_key *key, const char *what)
 {
 	sy_warn_once(key, SY_KEY_WARNED_BUSY,
-		     "static key %p: %s with reference count %d (use "
-		     "inc/dec on reference counted keys); ignored",
-		     (void *)key, what, static_key_count(key));
+		     "static key " SY_REPORT_KEY ": %s with reference count "
+		     "%d (use inc/dec on reference counted keys); ignored",
+		     what, static_key_count(key));
 	return -EBUSY;
 }
 
@@ -237,8 +237,8 @@ static int disable_locked(struct static_key *key)
 static int not_locked(struct static_key *key, const char *fn)
 {
 	sy_warn_once(key, SY_KEY_WARNED_LOCK,
-		     "%s(%p) called without the patch lock held "
-		     "(switchyard_patch_lock()); ignored", fn, (void *)key);
+		     "%s(" SY_REPORT_KEY ") called without the patch lock "
+		     "held (switchyard_patch_lock()); ignored", fn);
 	return -EPERM;
 }
 

@@ -195,6 +195,11 @@ static void test_misuse_reported_once(void)
 	CHECK_EQ(static_branch_dec(&lone), -EINVAL);
 	CHECK_EQ(sy_test_log_count, 1);
 	CHECK(strstr(sy_test_log_last, "below zero") != NULL);
+	/* named, not by address (gcc: 'lone.0', clang: '...once.lone', C++:
+	 * 'test_misuse_reported_once()::lone', demangled) */
+	CHECK(strstr(sy_test_log_last, "static key '") != NULL);
+	CHECK(strstr(sy_test_log_last, "lone") != NULL);
+	CHECK(strstr(sy_test_log_last, "_Z") == NULL);
 	CHECK_EQ(static_branch_dec(&lone), -EINVAL);
 	CHECK_EQ(sy_test_log_count, 1);	/* once per key */
 	CHECK_EQ(static_key_count(&lone.key), 0);
@@ -204,6 +209,7 @@ static void test_misuse_reported_once(void)
 	CHECK_EQ(static_branch_enable(&lone), -EBUSY);
 	CHECK_EQ(sy_test_log_count, 2);
 	CHECK(strstr(sy_test_log_last, "reference count 2") != NULL);
+	CHECK(strstr(sy_test_log_last, "lone") != NULL);
 	CHECK_EQ(static_branch_disable(&lone), -EBUSY);
 	CHECK_EQ(sy_test_log_count, 2);
 	CHECK_EQ(static_key_count(&lone.key), 2);

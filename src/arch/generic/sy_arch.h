@@ -42,4 +42,46 @@ static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
 	sy_arch_jump_encode(code, target, len, new_jump, old);
 }
 
+enum sy_site_check {
+	SY_SITE_OLD,
+	SY_SITE_NEW,
+	SY_SITE_FIX,
+	SY_SITE_PREP,
+	SY_SITE_TRAPPED,
+	SY_SITE_FOREIGN,
+};
+
+struct sy_arch_fix {
+	unsigned off, len;
+	uint8_t bytes[8];
+};
+
+static inline enum sy_site_check sy_arch_site_check(const uint8_t *mem,
+						    const uint8_t *new_,
+						    unsigned len,
+						    bool hidden_jump,
+						    struct sy_arch_fix *fix)
+{
+	(void)mem;
+	(void)new_;
+	(void)len;
+	(void)hidden_jump;
+	(void)fix;
+	return SY_SITE_FOREIGN;
+}
+
+static inline bool sy_arch_is_trap(const uint8_t *mem)
+{
+	(void)mem;
+	return false;
+}
+
+static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
+				      bool hidden_jump)
+{
+	(void)mem;
+	(void)len;
+	return hidden_jump;
+}
+
 #endif /* SY_ARCH_GENERIC_H */

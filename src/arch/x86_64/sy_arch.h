@@ -44,15 +44,34 @@
 #define SY_X86_JMP32 0xe9
 #define SY_X86_TEST8 0xa8	/* test al, imm8 */
 #define SY_X86_TEST32 0xa9	/* test eax, imm32 */
+#define SY_X86_INT3 0xcc	/* a debugger's breakpoint */
 
-/* The site must hold the jump the assembler emitted, to target. */
+/*
+ * The site must hold the jump the assembler emitted, to target, or that
+ * jump under a debugger's breakpoint (int3 over its opcode: gdb inserts
+ * breakpoints before the program runs, hence before registration). The
+ * rel tells the length: read as rel8 and as rel32 it cannot match both
+ * (their low bytes differ by 3).
+ */
 static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
 				      unsigned *len)
 {
 	const uint8_t *p = (const uint8_t *)code;
 	intptr_t rel;
 
-	if (p[0] == SY_X86_JMP8) {
+	if (p[0] == SY_X86_INT3) {
+		int32_t r32;
+
+		memcpy(&r32, p + 1, 4);
+		if ((intptr_t)target - (intptr_t)(code + 2) == (int8_t)p[1]) {
+			*len = 2;
+			return 0;
+		}
+		if ((intptr_t)target - (intptr_t)(code + 5) == r32) {
+			*len = 5;
+			return 0;
+		}
+	} else if (p[0] == SY_X86_JMP8) {
 		rel = (intptr_t)target - (intptr_t)(code + 2);
 		if (rel == (int8_t)p[1]) {
 			*len = 2;
@@ -95,6 +114,142 @@ static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
 	memcpy(old, new_, len);
 	old[0] = len == 2 ? (old_jump ? SY_X86_JMP8 : SY_X86_TEST8)
 			  : (old_jump ? SY_X86_JMP32 : SY_X86_TEST32);
+}
+
+/*
+ * Debugger breakpoints. A debugger that plants a breakpoint on a site
+ * writes int3 (cc) over its opcode and keeps the byte it replaced (its
+ * "shadow"); whenever it steps over or removes the breakpoint it writes
+ * that byte back, whatever we wrote meanwhile. gdb re-reads the shadow at
+ * every insertion, and in its default all-stop mode it removes and
+ * re-inserts breakpoints at every stop. So the opcode under a breakpoint
+ * belongs to the debugger: we never write it. What we may write is the
+ * rel: no thread executes it while the opcode is int3 (a thread that
+ * reaches the site traps on the first byte), and a jump whose rel is 0
+ * goes to the next instruction, i.e. falls through like TEST. The forms:
+ *
+ *   bytes        path          arises
+ *   TEST rel     falls through canonical
+ *   JMP  rel     jumps         canonical
+ *   JMP  0       falls through a debugger restored JMP over the rel 0 we
+ *                              wrote under its breakpoint
+ *   TEST 0       falls through a step of the way back to canonical
+ *   int3 rel     as the shadow the breakpoint hides
+ *   int3 0       falls through whatever the shadow
+ *
+ * The registry keeps this invariant: a site's opcode, or the shadow of the
+ * breakpoint over it, is its canonical opcode for its key's state (or the
+ * jump the compiler emitted, before registration and in a stale table),
+ * except that a rel of 0 always goes with JMP. Hence under a breakpoint:
+ *
+ *   rel  shadow is     change to      what we do
+ *   rel  d->hidden     the shadow's   nothing (NEW)
+ *   rel  JMP           fall through   write rel 0 (FIX): JMP 0 falls through
+ *   rel  TEST          jump           nothing can make it jump when the
+ *                                     debugger restores TEST: TRAPPED
+ *   0    JMP           fall through   nothing (NEW)
+ *   0    JMP           jump           write rel (FIX): JMP rel
+ *
+ * And without one, the two non-canonical forms are brought back to
+ * canonical first, in steps that each keep the path (PREP, each step
+ * followed by a sync): JMP 0 -> TEST 0 (the opcode, one byte), TEST 0 ->
+ * TEST rel (a TEST's immediate is never used: any mix of old and new rel
+ * bytes a thread may fetch is a TEST that falls through).
+ *
+ * A jump to the next instruction is not our everyday disabled form: it is
+ * a taken branch (a branch predictor entry, and a fetch redirect in loops
+ * bound by taken branches), and its 5-byte form would need a rel32 written
+ * while threads may execute it, which no single store guarantees through
+ * /proc/self/mem; under a breakpoint nobody executes it.
+ */
+enum sy_site_check {
+	SY_SITE_OLD,		/* holds the other canonical form: write new */
+	SY_SITE_NEW,		/* takes the new path already: nothing to do */
+	SY_SITE_FIX,		/* under a breakpoint: write fix at +fix_off */
+	SY_SITE_PREP,		/* not canonical: write fix at +fix_off (the
+				   path is kept), sync, check again */
+	SY_SITE_TRAPPED,	/* under a breakpoint that hides the opcode
+				   the change needs */
+	SY_SITE_FOREIGN,	/* unexpected bytes */
+};
+
+struct sy_arch_fix {
+	unsigned off, len;
+	uint8_t bytes[8];
+};
+
+/*
+ * Classify the bytes at mem for a change to new (a canonical form of len
+ * bytes; old, the other canonical form, shares its rel); hidden_jump: a
+ * breakpoint over the site with its rel intact hides a JMP.
+ */
+static inline enum sy_site_check sy_arch_site_check(const uint8_t *mem,
+						    const uint8_t *new_,
+						    unsigned len,
+						    bool hidden_jump,
+						    struct sy_arch_fix *fix)
+{
+	static const uint8_t zero[4];
+	bool new_jumps = new_[0] == SY_X86_JMP8 || new_[0] == SY_X86_JMP32;
+	bool rel_ok = !memcmp(mem + 1, new_ + 1, len - 1);
+	bool rel_0 = !memcmp(mem + 1, zero, len - 1);
+	uint8_t jmp = len == 2 ? SY_X86_JMP8 : SY_X86_JMP32;
+	uint8_t test = len == 2 ? SY_X86_TEST8 : SY_X86_TEST32;
+
+	if (rel_ok && (mem[0] == jmp || mem[0] == test))
+		return mem[0] == new_[0] ? SY_SITE_NEW : SY_SITE_OLD;
+	if (!rel_0 && !rel_ok)
+		return SY_SITE_FOREIGN;
+	fix->off = 1;
+	fix->len = len - 1;
+	if (mem[0] == SY_X86_INT3) {
+		if (rel_ok && rel_0)	/* a jump to the next instruction */
+			return SY_SITE_NEW;
+		if (rel_ok) {
+			if (hidden_jump == new_jumps)
+				return SY_SITE_NEW;
+			if (!hidden_jump)
+				return SY_SITE_TRAPPED;
+			memset(fix->bytes, 0, len - 1);
+			return SY_SITE_FIX;
+		}
+		if (!new_jumps)
+			return SY_SITE_NEW;
+		memcpy(fix->bytes, new_ + 1, len - 1);
+		return SY_SITE_FIX;
+	}
+	if (mem[0] == jmp) {
+		fix->off = 0;
+		fix->len = 1;
+		fix->bytes[0] = test;
+		return SY_SITE_PREP;
+	}
+	if (mem[0] == test) {
+		memcpy(fix->bytes, new_ + 1, len - 1);
+		return SY_SITE_PREP;
+	}
+	return SY_SITE_FOREIGN;
+}
+
+static inline bool sy_arch_is_trap(const uint8_t *mem)
+{
+	return mem[0] == SY_X86_INT3;
+}
+
+/*
+ * Whether the bytes at mem jump now; under a breakpoint, as they will once
+ * the debugger restores hidden_jump (the shadow the invariant above says).
+ */
+static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
+				      bool hidden_jump)
+{
+	static const uint8_t zero[4];
+
+	if (!memcmp(mem + 1, zero, len - 1))
+		return false;
+	if (mem[0] == SY_X86_INT3)
+		return hidden_jump;
+	return mem[0] == SY_X86_JMP8 || mem[0] == SY_X86_JMP32;
 }
 
 #endif /* SY_ARCH_X86_64_H */

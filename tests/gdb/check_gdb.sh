@@ -1,0 +1,66 @@
+#!/bin/sh
+# check_gdb.sh BINDIR - breakpoints on sites, as a user sets them: `break f`
+# on every site function before `run` (the plugin's pending, planted at
+# dlopen), and the same planted while the program runs; every hit stops
+# gdb and continues (a real stop: gdb takes its breakpoints out and puts
+# them back, re-reading the bytes under them); then `delete`. The program
+# (gdb_sites.c) checks every path after every change and every hit; this
+# script checks that gdb's breakpoints were all hit and the program passed.
+# Exit 77 (SKIP) when gdb is missing or may not trace.
+set -u
+bin=$1
+command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
+fns="f_kf_unl_s f_kf_unl_l f_kf_lik_s f_kf_lik_l f_kt_unl_s f_kt_unl_l
+f_kt_lik_s f_kt_lik_l f_k3_unl_s f_k3_unl_l plugin_short plugin_long"
+nfns=12
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+{
+	echo "set pagination off"; echo "set confirm off"
+	echo "set breakpoint pending on"
+	for f in $fns; do echo "break $f"; done
+	echo "commands 1-$nfns"; echo "silent"; echo "continue"; echo "end"
+	echo "break marker_delete"
+	echo "run"
+	echo "info breakpoints"
+	echo "delete"
+	echo "continue"
+} >"$tmp/before.gdb"
+{
+	echo "set pagination off"; echo "set confirm off"
+	echo "set breakpoint pending on"
+	echo "break marker_insert"; echo "break marker_delete"
+	echo "run"
+	for f in $fns; do echo "break $f"; done
+	echo "commands 3-$((nfns + 2))"; echo "silent"; echo "continue"; echo "end"
+	echo "continue"
+	echo "info breakpoints"
+	echo "delete"
+	echo "continue"
+} >"$tmp/during.gdb"
+
+for mode in before during; do
+	echo "== gdb, breakpoints planted $mode the run"
+	timeout 300 gdb -q -batch -x "$tmp/$mode.gdb" \
+		--args "$bin/gdb_sites" $mode "$bin/libgdb_plugin.so" \
+		>"$tmp/out" 2>&1
+	if grep -q "ptrace: Operation not permitted" "$tmp/out"; then
+		echo "SKIP: ptrace is not permitted here"; exit 77
+	fi
+	grep -E "CHECK failed|took the|log:|gdb_sites:" "$tmp/out"
+	hit=$(grep -c "breakpoint already hit" "$tmp/out")
+	# +1: marker_delete's (and marker_insert's) own line
+	want=$((nfns + 1)); [ $mode = during ] && want=$((nfns + 2))
+	if [ "$hit" -ne "$want" ]; then
+		echo "FAIL: $hit of $want breakpoints were hit"; fail=1
+	fi
+	grep -q "exited normally" "$tmp/out" ||
+		{ echo "FAIL: the program did not exit normally under gdb"; tail -20 "$tmp/out"; fail=1; }
+	grep -q "gdb_sites: [0-9]* checks, 0 failed" "$tmp/out" || fail=1
+done
+echo "== no debugger (control)"
+"$bin/gdb_sites" none "$bin/libgdb_plugin.so" || fail=1
+[ $fail = 0 ] && echo PASS || echo FAIL
+exit $fail
