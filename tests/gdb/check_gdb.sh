@@ -10,17 +10,26 @@
 set -u
 bin=$1
 command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
-fns="f_kf_unl_s f_kf_unl_l f_kf_lik_s f_kf_lik_l f_kt_unl_s f_kt_unl_l
-f_kt_lik_s f_kt_lik_l f_k3_unl_s f_k3_unl_l plugin_short plugin_long"
-nfns=12
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+# `break f` where the site is the function's first instruction (gcc),
+# `break *f+N` where the compiler put something before it (clang).
+"$bin/gdb_sites" list "$bin/libgdb_plugin.so" >"$tmp/list" ||
+	{ echo "FAIL: gdb_sites list"; exit 1; }
+breaks() {
+	while read -r f off; do
+		case $f in gdb_sites:) continue;; esac
+		if [ "$off" = 0 ]; then echo "break $f"; else echo "break *$f+$off"; fi
+	done <"$tmp/list"
+}
+nfns=$(breaks | wc -l)
+[ "$nfns" = 12 ] || { echo "FAIL: $nfns site functions listed"; exit 1; }
 
 {
 	echo "set pagination off"; echo "set confirm off"
 	echo "set breakpoint pending on"
-	for f in $fns; do echo "break $f"; done
+	breaks
 	echo "commands 1-$nfns"; echo "silent"; echo "continue"; echo "end"
 	echo "break marker_delete"
 	echo "run"
@@ -33,7 +42,7 @@ fail=0
 	echo "set breakpoint pending on"
 	echo "break marker_insert"; echo "break marker_delete"
 	echo "run"
-	for f in $fns; do echo "break $f"; done
+	breaks
 	echo "commands 3-$((nfns + 2))"; echo "silent"; echo "continue"; echo "end"
 	echo "continue"
 	echo "info breakpoints"

@@ -3,6 +3,12 @@
 #include "gdb_sites.h"
 
 DEFINE_STATIC_KEY_FALSE(plugin_key);
+GDB_PATH_FNS
+
+__attribute__((used)) int plugin_path(void)
+{
+	return gdb_path;
+}
 
 GDB_SITE_FN(plugin_short, static_branch_unlikely, plugin_key, GDB_NONE,
 	    GDB_NONE)

@@ -13,6 +13,7 @@
  *                             the opcode under a breakpoint fails with
  *                             -EBUSY and a message, the others succeed
  *   gdb_sites none PLUGIN     no debugger (a control of the program)
+ *   gdb_sites list PLUGIN     each site function's site offset
  * In every mode each site function is called, and its path checked against
  * its key's state, after every change (and every call hits the breakpoint
  * while there is one); at marker_delete() gdb deletes every breakpoint and
@@ -31,6 +32,8 @@
 DEFINE_STATIC_KEY_FALSE(kf);
 DEFINE_STATIC_KEY_TRUE(kt);
 DEFINE_STATIC_KEY_TRUE(k3);	/* unlikely sites only */
+GDB_PATH_FNS
+static int (*plugin_path)(void);
 
 GDB_SITE_FN(f_kf_unl_s, static_branch_unlikely, kf, GDB_NONE, GDB_NONE)
 GDB_SITE_FN(f_kf_unl_l, static_branch_unlikely, kf, GDB_NONE, GDB_FILLER())
@@ -54,26 +57,27 @@ __attribute__((noinline, used)) void marker_delete(void)
 }
 
 struct fn {
-	int (*f)(void);
+	void (*f)(void);
 	const char *name;
 	struct static_key *key;
 	int len;
 	const unsigned char *site;	/* found by introspection */
+	size_t offset;			/* in its function */
 };
 
 static struct fn fns[12] = {
-	{ f_kf_unl_s, "f_kf_unl_s", &kf.key, 2, NULL },
-	{ f_kf_unl_l, "f_kf_unl_l", &kf.key, 5, NULL },
-	{ f_kf_lik_s, "f_kf_lik_s", &kf.key, 2, NULL },
-	{ f_kf_lik_l, "f_kf_lik_l", &kf.key, 5, NULL },
-	{ f_kt_unl_s, "f_kt_unl_s", &kt.key, 2, NULL },
-	{ f_kt_unl_l, "f_kt_unl_l", &kt.key, 5, NULL },
-	{ f_kt_lik_s, "f_kt_lik_s", &kt.key, 2, NULL },
-	{ f_kt_lik_l, "f_kt_lik_l", &kt.key, 5, NULL },
-	{ f_k3_unl_s, "f_k3_unl_s", &k3.key, 2, NULL },
-	{ f_k3_unl_l, "f_k3_unl_l", &k3.key, 5, NULL },
-	{ NULL, "plugin_short", NULL, 2, NULL },
-	{ NULL, "plugin_long", NULL, 5, NULL },
+	{ f_kf_unl_s, "f_kf_unl_s", &kf.key, 2, NULL, 0 },
+	{ f_kf_unl_l, "f_kf_unl_l", &kf.key, 5, NULL, 0 },
+	{ f_kf_lik_s, "f_kf_lik_s", &kf.key, 2, NULL, 0 },
+	{ f_kf_lik_l, "f_kf_lik_l", &kf.key, 5, NULL, 0 },
+	{ f_kt_unl_s, "f_kt_unl_s", &kt.key, 2, NULL, 0 },
+	{ f_kt_unl_l, "f_kt_unl_l", &kt.key, 5, NULL, 0 },
+	{ f_kt_lik_s, "f_kt_lik_s", &kt.key, 2, NULL, 0 },
+	{ f_kt_lik_l, "f_kt_lik_l", &kt.key, 5, NULL, 0 },
+	{ f_k3_unl_s, "f_k3_unl_s", &k3.key, 2, NULL, 0 },
+	{ f_k3_unl_l, "f_k3_unl_l", &k3.key, 5, NULL, 0 },
+	{ NULL, "plugin_short", NULL, 2, NULL, 0 },
+	{ NULL, "plugin_long", NULL, 5, NULL, 0 },
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
@@ -86,8 +90,8 @@ static int find_site(const struct switchyard_site_info *s, void *arg)
 	for (size_t i = 0; i < NFNS; i++)
 		if (s->function && !strcmp(s->function, fns[i].name)) {
 			CHECK_EQ(s->length, fns[i].len);
-			CHECK_EQ(s->offset, 0);	/* the function's first insn */
 			fns[i].site = (const unsigned char *)s->addr;
+			fns[i].offset = s->offset;
 		}
 	return 0;
 }
@@ -96,8 +100,10 @@ static void check_paths(const char *when)
 {
 	for (int round = 0; round < 2; round++)
 		for (size_t i = 0; i < NFNS; i++) {
-			int want = static_key_enabled(fns[i].key);
-			int got = fns[i].f();
+			int want = static_key_enabled(fns[i].key), got;
+
+			fns[i].f();
+			got = fns[i].key == plugin_key ? plugin_path() : gdb_path;
 
 			if (got != want)
 				fprintf(stderr, "%s: %s took the %s path, its key "
@@ -178,12 +184,13 @@ int main(int argc, char **argv)
 	CHECK(h != NULL);
 	if (!h)
 		return sy_test_done("gdb_sites");
-	fns[10].f = (int (*)(void))dlsym(h, "plugin_short");
-	fns[11].f = (int (*)(void))dlsym(h, "plugin_long");
+	fns[10].f = (void (*)(void))dlsym(h, "plugin_short");
+	fns[11].f = (void (*)(void))dlsym(h, "plugin_long");
+	plugin_path = (int (*)(void))dlsym(h, "plugin_path");
 	plugin_set = (int (*)(int))dlsym(h, "plugin_set");
 	plugin_key = (struct static_key *)dlsym(h, "plugin_key");
 	fns[10].key = fns[11].key = plugin_key;
-	CHECK(fns[10].f && fns[11].f && plugin_set && plugin_key);
+	CHECK(fns[10].f && fns[11].f && plugin_set && plugin_key && plugin_path);
 	if (!plugin_key)
 		return sy_test_done("gdb_sites");
 
@@ -198,6 +205,13 @@ int main(int argc, char **argv)
 	if (sy_test_failures)
 		return sy_test_done("gdb_sites");
 
+	/* `gdb_sites list`: where to break (gcc puts the site first, where
+	 * `break f` goes; clang may put an instruction before it) */
+	if (!strcmp(mode, "list")) {
+		for (size_t i = 0; i < NFNS; i++)
+			printf("%s %zu\n", fns[i].name, fns[i].offset);
+		return sy_test_done("gdb_sites");
+	}
 	/* The breakpoints sit where the test means them to. */
 	CHECK_EQ(trapped(), !strcmp(mode, "before") ? (int)NFNS : 0);
 	check_paths("start");

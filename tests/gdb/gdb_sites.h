@@ -15,16 +15,27 @@
 #define GDB_FILLER() __asm__ volatile(".skip 200, 0x90")
 
 /* fill_on, fill_off: code on the enabled and the disabled path (the
- * filler goes on the straight-line one to make a site long) */
+ * filler goes on the straight-line one to make a site long). The path is
+ * recorded by a call on each (each object has its own gdb_path): a return
+ * value, or a store merged after the branch, is computed by clang before
+ * the site. */
+extern volatile int gdb_path;
+__attribute__((noinline)) void gdb_on(void);
+__attribute__((noinline)) void gdb_off(void);
+#define GDB_PATH_FNS                                                         \
+	volatile int gdb_path;                                               \
+	__attribute__((noinline)) void gdb_on(void) { gdb_path = 1; }        \
+	__attribute__((noinline)) void gdb_off(void) { gdb_path = 0; }
 #define GDB_SITE_FN(fn, test, key, fill_on, fill_off)                        \
-	__attribute__((noinline, used)) int fn(void)                         \
+	__attribute__((noinline, used)) void fn(void)                        \
 	{                                                                    \
 		if (test(&key)) {                                            \
 			fill_on;                                             \
-			return 1;                                            \
+			gdb_on();                                            \
+			return;                                              \
 		}                                                            \
 		fill_off;                                                    \
-		return 0;                                                    \
+		gdb_off();                                                   \
 	}
 #define GDB_NONE (void)0
 
