@@ -473,6 +473,10 @@ static void refresh_chunk(const struct chunker *c)
 	const uint8_t *mem = (const uint8_t *)c->lo;
 	size_t len = c->hi - c->lo, i = 0;
 
+#ifndef SY_ASAN
+	if (!memcmp(mem, chunk_orig, len))	/* the fast path: libc's */
+		return;
+#endif
 	/* word by word (uninstrumented: see copy_code()); the byte loop
 	 * only where a word differs, which is almost never */
 	for (; i + 8 <= len; i += 8) {

@@ -189,13 +189,22 @@ static inline enum sy_site_check sy_arch_site_check(const uint8_t *mem,
 						    bool hidden_jump,
 						    struct sy_arch_fix *fix)
 {
-	static const uint8_t zero[4];
 	bool new_jumps = new_[0] == SY_X86_JMP8 || new_[0] == SY_X86_JMP32;
-	bool rel_ok = !memcmp(mem + 1, new_ + 1, len - 1);
-	bool rel_0 = !memcmp(mem + 1, zero, len - 1);
 	uint8_t jmp = len == 2 ? SY_X86_JMP8 : SY_X86_JMP32;
 	uint8_t test = len == 2 ? SY_X86_TEST8 : SY_X86_TEST32;
+	uint32_t rel = 0, want = 0;	/* fixed-size loads: no memcmp call */
+	bool rel_ok, rel_0;
 
+	if (len == 2) {
+		rel = mem[1];
+		want = new_[1];
+	} else {
+		memcpy(&rel, mem + 1, 4);
+		memcpy(&want, new_ + 1, 4);
+	}
+	rel_ok = rel == want;
+	rel_0 = rel == 0;
+	/* the everyday case: one of the two canonical forms */
 	if (rel_ok && (mem[0] == jmp || mem[0] == test))
 		return mem[0] == new_[0] ? SY_SITE_NEW : SY_SITE_OLD;
 	if (!rel_0 && !rel_ok)
