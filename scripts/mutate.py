@@ -49,7 +49,9 @@ MUTANTS = {
     11: ("lock.c", "fork prepare handler does not raise the re-entry guard",
          "\tfork_saved_depth = depth;\n\tdepth = 1;", "\tfork_saved_depth = depth;"),
     12: ("poke.c", "a site holding unexpected bytes is accepted",
-         "\treturn mismatch(d);\n}\n\nint sy_poke_apply", "\treturn 0;\n}\n\nint sy_poke_apply"),
+         "\t\tcase SY_SITE_FOREIGN:\n\t\tdefault:\n\t\t\treturn refuse(&d, c);",
+         "\t\t\treturn refuse(&d, c);\n\t\tcase SY_SITE_FOREIGN:\n\t\tdefault:\n"
+         "\t\t\tskip = false;\n\t\t\tbreak;"),
     13: ("registry.c", "stale tables not retried by later changes",
          "if (t->stale || t->order == ORDER_SCAN) {", "if (t->order == ORDER_SCAN) {"),
     14: ("registry.c", "index allocation failure drops the table (the original defect)",
@@ -64,6 +66,15 @@ MUTANTS = {
     18: ("deferred.c", "flush does not take the work off the queue",
          "\tif (work->sy_pending) {\n\t\tk = work->sy_key;\n\t\tunqueue(work);\n\t}",
          "\tif (0) {\n\t\tk = work->sy_key;\n\t\tunqueue(work);\n\t}"),
+    19: ("arch/x86_64/sy_arch.h", "under a breakpoint hiding a JMP, the rel is not zeroed",
+         "memset(fix->bytes, 0, len - 1);\n\t\t\treturn SY_SITE_FIX;",
+         "memset(fix->bytes, 0, len - 1);\n\t\t\treturn SY_SITE_NEW;"),
+    20: ("arch/x86_64/sy_arch.h", "the opcode under a breakpoint is overwritten",
+         "return SY_SITE_TRAPPED;", "return SY_SITE_OLD;"),
+    21: ("poke.c", "non-canonical sites are not brought back",
+         "\t\t\tfix_add(preps, nprep, &d, &fx);", "\t\t\t(void)nprep;"),
+    22: ("lock.c", "queued reports are never written",
+         "\tsy_report_flush();\n\t__atomic_signal_fence", "\t__atomic_signal_fence"),
 }
 
 EXCLUDE = ("test_build_matrix|test_install|test_compile_fail|test_under_gdb|"
