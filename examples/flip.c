@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flip.c - a static key flipped at run time, and the bytes of its site
- * before and after.
+ * before and after. Public API only: the site is found with
+ * switchyard_for_each_site() (<switchyard/introspect.h>); the x86-64 site
+ * forms are described in <switchyard/arch/x86_64.h>.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include <switchyard.h>
 
 DEFINE_STATIC_KEY_FALSE(tracing);
-
-static const unsigned char *site_addr;	/* found from the site table */
 
 __attribute__((noinline)) static int handle(int x)
 {
@@ -19,24 +18,30 @@ __attribute__((noinline)) static int handle(int x)
 	return x * 2;
 }
 
-/* The table of sites of this executable (see doc/FORMAT.md). */
-struct entry { int code, target; unsigned long key; };
-extern struct entry __start_sy_jump_entries[] __attribute__((visibility("hidden")));
-extern struct entry __stop_sy_jump_entries[] __attribute__((visibility("hidden")));
+/* The first site of a key, as the registry describes it now. */
+static int first_site(const struct switchyard_site_info *s, void *arg)
+{
+	*(struct switchyard_site_info *)arg = *s;
+	return 1;	/* stop the walk; the strings are not kept */
+}
 
 static void show(const char *when)
 {
-	int len = site_addr[0] == 0xa8 || site_addr[0] == 0xeb ? 2 : 5;
+	struct switchyard_site_info s = { 0 };
+	const unsigned char *b;
 
+	if (switchyard_for_each_site(&tracing.key, first_site, &s) != 1)
+		return;
+	b = s.addr;	/* code is readable: print what the CPU runs */
 	printf("%-9s key %-8s site %p:", when,
-	       static_key_enabled(&tracing) ? "enabled" : "disabled",
-	       (const void *)site_addr);
-	for (int i = 0; i < len; i++)
-		printf(" %02x", site_addr[i]);
-	printf("   (%s)\n", site_addr[0] == 0xeb ? "jmp rel8: take the branch" :
-			    site_addr[0] == 0xe9 ? "jmp rel32: take the branch" :
-			    site_addr[0] == 0xa8 ? "test al,imm8: fall through" :
-			    "test eax,imm32: fall through");
+	       static_key_enabled(&tracing) ? "enabled" : "disabled", s.addr);
+	for (int i = 0; i < s.length; i++)
+		printf(" %02x", b[i]);
+	printf("   (%s)\n", b[0] == 0xeb ? "jmp rel8: take the branch" :
+			    b[0] == 0xe9 ? "jmp rel32: take the branch" :
+			    b[0] == 0xa8 ? "test al,imm8: fall through" :
+			    b[0] == 0xa9 ? "test eax,imm32: fall through" :
+			    s.jumps ? "jumps" : "falls through");
 }
 
 static int print_site(const struct switchyard_site_info *s, void *arg)
@@ -60,19 +65,21 @@ static int print_key(const struct switchyard_key_info *k, void *arg)
 
 int main(void)
 {
-	for (struct entry *e = __start_sy_jump_entries; e < __stop_sy_jump_entries; e++)
-		if ((e->key & ~3ul) == (unsigned long)&tracing.key)
-			site_addr = (const unsigned char *)&e->code + e->code;
-	if (!site_addr) {
-		printf("no site found (built with SWITCHYARD_NO_PATCHING?)\n");
+	struct switchyard_site_info s = { 0 };
+
+	if (switchyard_for_each_site(&tracing.key, first_site, &s) != 1) {
+		/* SWITCHYARD_NO_PATCHING, or not x86-64: a load and a test */
+		printf("no site registered (built with SWITCHYARD_NO_PATCHING?)\n");
 		return 1;
 	}
 	show("start");
 	handle(1);
-	static_branch_enable(&tracing);
+	if (static_branch_enable(&tracing))
+		return 1;
 	show("enable");
 	handle(2);
-	static_branch_disable(&tracing);
+	if (static_branch_disable(&tracing))
+		return 1;
 	show("disable");
 	handle(3);
 	printf("\nwhat the registry knows (switchyard_for_each_key/site):\n");

@@ -1,7 +1,10 @@
 #!/bin/sh
 # check_install.sh SRCDIR BUILDDIR - install into a temporary prefix and
 # build a consumer with find_package(switchyard) and with pkg-config; check
-# the installed files, the SONAME and that only the API is exported.
+# the installed files, the SONAME and that only the API is exported. Then
+# the same consumers against two more layouts of a second build: a
+# multiarch libdir (lib/x86_64-linux-gnu, prefix /usr, DESTDIR) and an
+# absolute libdir, checking the directories the .pc names.
 set -eu
 src=$1; build=$2
 p=$(mktemp -d)
@@ -37,4 +40,82 @@ cc $cflags "$src/tests/install/consumer.c" -o "$p/pc" $libs ||
 	{ echo "FAIL: consumer (pkg-config) does not build"; exit 1; }
 LD_LIBRARY_PATH=$lib "$p/pc" || { echo "FAIL: consumer (pkg-config)"; exit 1; }
 echo "pkg-config consumer ok"
-echo "PASS: install, find_package, SONAME $soname, exports"
+
+# Other install layouts, from a second configuration of the library alone
+# (the same compilers): the .pc and the CMake package must name the real
+# include and library directories whatever the depth of the libdir.
+#   multiarch  prefix /usr, libdir lib/x86_64-linux-gnu (Debian's layout),
+#              staged with DESTDIR: the files are read where they land,
+#              so their paths must be relative to their own location
+#   absolute   absolute CMAKE_INSTALL_LIBDIR and _INCLUDEDIR, as Fedora's
+#              %cmake passes them (-DCMAKE_INSTALL_LIBDIR=/usr/lib64)
+cachevar() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+cc_=$(cachevar CMAKE_C_COMPILER); cxx_=$(cachevar CMAKE_CXX_COMPILER)
+canon() { (cd "$1" 2>/dev/null && pwd -P) || echo "(missing: $1)"; }
+# check_layout NAME ROOT INCDIR LIBDIR [CMAKE-ARG]: the installed .pc and
+# CMake package under LIBDIR point to INCDIR and LIBDIR; consumers build and
+# run with them (find_package searches ROOT, or as CMAKE-ARG says).
+check_layout() {
+	name=$1 root=$2 inc=$3 ldir=$4 how=${5:-}
+	for f in "$inc/switchyard.h" "$ldir/libswitchyard.so" "$ldir/libswitchyard.a" \
+		"$ldir/pkgconfig/switchyard.pc" "$ldir/cmake/switchyard/switchyardConfig.cmake"; do
+		[ -e "$f" ] || { echo "FAIL ($name): ${f#$p/} not installed"; exit 1; }
+	done
+	want_i=$(canon "$inc"); want_l=$(canon "$ldir")
+	cf=$(PKG_CONFIG_PATH=$ldir/pkgconfig pkg-config --cflags switchyard) &&
+	lf=$(PKG_CONFIG_PATH=$ldir/pkgconfig pkg-config --libs switchyard) ||
+		{ echo "FAIL ($name): pkg-config switchyard"; exit 1; }
+	ni=0 nl=0
+	for t in $cf; do
+		case $t in -I*) ni=$((ni + 1))
+			[ "$(canon "${t#-I}")" = "$want_i" ] ||
+				{ echo "FAIL ($name): .pc cflags '$cf': $t is not $want_i"; exit 1; };;
+		esac
+	done
+	for t in $lf; do
+		case $t in -L*) nl=$((nl + 1))
+			[ "$(canon "${t#-L}")" = "$want_l" ] ||
+				{ echo "FAIL ($name): .pc libs '$lf': $t is not $want_l"; exit 1; };;
+		esac
+	done
+	[ $ni = 1 ] && [ $nl = 1 ] ||
+		{ echo "FAIL ($name): .pc gives '$cf' '$lf' (want one -I, one -L)"; exit 1; }
+	cc $cf "$src/tests/install/consumer.c" -o "$p/pc-$name" $lf ||
+		{ echo "FAIL ($name): consumer (pkg-config) does not build"; exit 1; }
+	LD_LIBRARY_PATH=$ldir "$p/pc-$name" ||
+		{ echo "FAIL ($name): consumer (pkg-config) exit $?"; exit 1; }
+	rm -rf "$p/c-$name"
+	cmake -S "$src/tests/install" -B "$p/c-$name" -DCMAKE_PREFIX_PATH="$root" \
+		${how:+"$how"} >/dev/null &&
+	cmake --build "$p/c-$name" >/dev/null ||
+		{ echo "FAIL ($name): consumer (find_package) does not build"; exit 1; }
+	dir=$(sed -n 's/^switchyard_DIR:[A-Z]*=//p' "$p/c-$name/CMakeCache.txt")
+	[ "$(canon "$dir")" = "$(canon "$ldir/cmake/switchyard")" ] ||
+		{ echo "FAIL ($name): find_package used '$dir'"; exit 1; }
+	LD_LIBRARY_PATH=$ldir "$p/c-$name/consumer" ||
+		{ echo "FAIL ($name): consumer (find_package) exit $?"; exit 1; }
+	"$p/c-$name/consumer_static" ||
+		{ echo "FAIL ($name): consumer_static (find_package) exit $?"; exit 1; }
+	echo "$name layout ok: -I$want_i -L$want_l"
+}
+configure() {
+	cmake -S "$src" -B "$p/b" -DSWITCHYARD_BUILD_TESTS=OFF \
+		-DSWITCHYARD_BUILD_BENCH=OFF -DSWITCHYARD_BUILD_EXAMPLES=OFF \
+		${cc_:+"-DCMAKE_C_COMPILER=$cc_"} ${cxx_:+"-DCMAKE_CXX_COMPILER=$cxx_"} \
+		"$@" >/dev/null || { echo "FAIL: configure $*"; exit 1; }
+}
+configure -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR=lib/x86_64-linux-gnu
+cmake --build "$p/b" >/dev/null || { echo "FAIL: library build (layouts)"; exit 1; }
+DESTDIR=$p/stage cmake --install "$p/b" >/dev/null
+check_layout multiarch "$p/stage/usr" "$p/stage/usr/include" "$p/stage/usr/lib/x86_64-linux-gnu"
+# Only the install paths change: nothing is recompiled.
+configure -DCMAKE_INSTALL_PREFIX="$p/abs" -DCMAKE_INSTALL_LIBDIR="$p/abs/lib64" \
+	-DCMAKE_INSTALL_INCLUDEDIR="$p/abs/include"
+cmake --build "$p/b" >/dev/null || { echo "FAIL: library build (layouts)"; exit 1; }
+cmake --install "$p/b" >/dev/null
+# (find_package looks in <prefix>/lib64 only where CMake's platform files
+# say the system uses it, not on Debian: hence switchyard_DIR.)
+check_layout absolute "$p/abs" "$p/abs/include" "$p/abs/lib64" \
+	-Dswitchyard_DIR="$p/abs/lib64/cmake/switchyard"
+
+echo "PASS: install, find_package, SONAME $soname, exports; multiarch and absolute libdir"
