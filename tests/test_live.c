@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -187,18 +188,28 @@ static void *blocked_runner(void *arg)
 static void test_blocked_signals(void)
 {
 	pthread_t r[2], f;
+	unsigned long before;
 
 	atomic_store(&stop, false);
 	publish_states();
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, blocked_runner, NULL);
+	/* Both runners running before the flips start, and flips go on
+	 * until they made passes meanwhile: on a loaded machine (or in
+	 * fallback mode, where a flip costs nothing) the flipper could
+	 * otherwise do all its flips before a runner is scheduled. */
+	while (atomic_load(&blocked_passes) < 2 * STRESS_SITES)
+		sched_yield();
+	before = atomic_load(&blocked_passes);
 	pthread_create(&f, NULL, flipper, NULL);
 	wait_flips(3000);
+	for (int i = 0; i < 10000 && atomic_load(&blocked_passes) == before; i++)
+		wait_flips(10);
 	atomic_store(&stop, true);
 	pthread_join(f, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
-	CHECK(blocked_passes > 0);
+	CHECK(blocked_passes > before);	/* passes during the flips */
 	CHECK(blocked_checked > 0);
 	CHECK_EQ(blocked_bad, 0);
 	printf("blocked-signal threads: %lu passes during flips (%lu checked "
