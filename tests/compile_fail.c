@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compile_fail.c - passing the wrong key type is a compile-time error.
- * check_compile_fail.sh builds CASE=0 (must compile) and CASE=1..N (each
- * must fail), as C and C++, with every compiler it finds.
+ * compile_fail.c - passing the wrong key type is a compile-time error, and
+ * so is a branch on a key whose address is not a link-time constant
+ * (CASE 8..11). check_compile_fail.sh builds CASE=0 (must compile) and
+ * CASE=1..N (each must fail, with its own diagnostic), as C and C++, with
+ * every compiler it finds.
  */
 #include <switchyard.h>
 
@@ -10,16 +12,29 @@ DEFINE_STATIC_KEY_TRUE(kt);
 DEFINE_STATIC_KEY_FALSE(kf);
 struct static_key plain = STATIC_KEY_INIT_FALSE;
 struct static_key_deferred dkey;
+DEFINE_STATIC_KEY_ARRAY_FALSE(karr, 4);
+struct static_key plain_arr[2];
+struct holder {
+	int x;
+	struct static_key_false member;
+} holder;
 int not_a_key;
+int i;	/* a run-time index */
 
 int f(void);
 int f(void)
 {
-#if CASE == 0	/* the right types: compiles */
+#if CASE == 0	/* the right types, link-time constant addresses: compiles */
+	static DEFINE_STATIC_KEY_TRUE(local_static);
 	int r = static_branch_likely(&kt) + static_branch_unlikely(&kf) +
 		static_key_true(&plain) + static_key_false(&plain) +
 		static_key_enabled(&kt) + static_key_enabled(&kf) +
 		static_key_enabled(&plain);
+	r += static_branch_unlikely(&karr[3]) + static_branch_likely(&local_static) +
+	     static_branch_unlikely(&holder.member) + static_key_false(&dkey.key) +
+	     static_key_false(&plain_arr[1]);
+	/* a run-time index: static_key_enabled(), a load and a test */
+	r += static_key_enabled(&karr[i]) + static_key_enabled(&plain_arr[i]);
 	r += static_branch_enable(&kt) + static_key_enable(&plain);
 	return r;
 #elif CASE == 1	/* plain key in a typed branch */
@@ -36,5 +51,17 @@ int f(void)
 	return static_key_enable(&kt);
 #elif CASE == 7	/* static_key_false() on a typed key */
 	return static_key_false(&kf);
+#elif CASE == 8	/* a run-time index */
+	return static_branch_unlikely(&karr[i]);
+#elif CASE == 9	/* a key on the stack */
+	struct static_key_true on_stack = STATIC_KEY_TRUE_INIT;
+
+	return static_branch_likely(&on_stack);
+#elif CASE == 10	/* a pointer variable */
+	struct static_key_false *p = i ? &kf : &karr[0];
+
+	return static_branch_unlikely(p);
+#elif CASE == 11	/* the deprecated API, a run-time index */
+	return static_key_false(&plain_arr[i]);
 #endif
 }

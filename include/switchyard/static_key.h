@@ -23,6 +23,22 @@
  * Keys must have static storage duration (not on the stack, not on the heap):
  * their sites record their address at link time.
  *
+ * What -Wpedantic cannot be silenced for. The macros use GNU C (statement
+ * expressions, local labels, asm goto, typeof), each behind __extension__,
+ * so that a user's -Wall -Wextra -Wpedantic -Werror build (C11, C17, GNU
+ * C; C++14 and later; gcc and clang) compiles them without a diagnostic
+ * (tests/check_headers.sh holds us to it). One construct cannot be:
+ *
+ *   DEFINE_STATIC_KEY_ARRAY_TRUE() in C: every element needs a non-zero
+ *   initialiser, which for an array of any length takes a GNU range
+ *   designator ("[0 ... n - 1] ="); __extension__ cannot precede a
+ *   declaration that the user may prefix with `static`, and gcc refuses
+ *   a _Pragma inside one. One diagnostic per use: gcc "ISO C forbids
+ *   specifying range of elements to initialize", clang "use of GNU array
+ *   range extension [-Wgnu-designator]". Wrap the definition in
+ *   #pragma GCC diagnostic push / ignored "-Wpedantic" / pop (both
+ *   compilers honour it), or use C++, where it is "= {}".
+ *
  * Every function here is thread-safe unless its comment says otherwise. The
  * static_branch_*() tests themselves are plain instructions and may be used
  * anywhere, signal handlers included. Signal handlers: the calls that change
@@ -77,8 +93,9 @@ struct static_key {
 
 /*
  * The typed keys. In C++ the member initialiser lets arrays of them be
- * defined with "= {}" (C++14 aggregates); in C the array macros use GNU range
- * designators.
+ * defined with "= {}" (C++14 aggregates). In C an array of FALSE keys is all
+ * zeros, which ISO C spells "{ first element }"; an array of TRUE keys needs
+ * a GNU range designator (see "What -Wpedantic cannot be silenced for").
  */
 struct static_key_true {
 	struct static_key key
@@ -122,8 +139,7 @@ struct static_key_false {
 	struct static_key_true name[count] = { \
 		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }
 #define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
-	struct static_key_false name[count] = { \
-		[0 ... (count) - 1] = STATIC_KEY_FALSE_INIT, }
+	struct static_key_false name[count] = { STATIC_KEY_FALSE_INIT }
 #endif
 
 /*
@@ -219,6 +235,20 @@ template <typename T> struct sy__deref<T *> { typedef T type; };
 #define SY__IS_TYPE(x, T) \
 	(sy__same<typename sy__deref<__typeof__(x)>::type, T>::value)
 #define SY__CHECK_TYPE(cond, msg) static_assert(cond, msg)
+/*
+ * See "Keys whose address is not a link-time constant" at
+ * static_branch_likely(). A constexpr variable, inside sizeof so that it
+ * is never emitted (at -O0, an automatic one is stored on the stack, a
+ * static one in .data.rel.ro). The names of the macro and of the variable
+ * are the message: the compilers print them in the error's notes and
+ * quoted source lines (clang++ in the error itself), hence one long line
+ * that carries the fix too.
+ */
+#define SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(keyp)                      \
+	((void)sizeof(__extension__({                                         \
+		constexpr const void *switchyard_key_address_must_be_a_link_time_constant __attribute__((unused)) = (keyp); /* a global or static key, or &keys[CONSTANT]; for a run-time key use static_key_enabled() */ \
+		0;                                                            \
+	})))
 extern "C" {
 #else
 #define sy__to_key(x)                                                        \
@@ -228,6 +258,17 @@ extern "C" {
 		struct static_key_false *: (struct static_key *)(x))
 #define SY__IS_TYPE(x, T) __builtin_types_compatible_p(__typeof__(*(x)), T)
 #define SY__CHECK_TYPE(cond, msg) _Static_assert(cond, msg)
+/*
+ * See "Keys whose address is not a link-time constant" at
+ * static_branch_likely(). The initialiser of a static variable must be an
+ * address constant; inside sizeof, the variable is never emitted and the
+ * check costs nothing, at -O0 either. Names and long line: as in C++ above.
+ */
+#define SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(keyp)                      \
+	((void)sizeof(__extension__({                                         \
+		static const void *const switchyard_key_address_must_be_a_link_time_constant __attribute__((unused)) = (keyp); /* a global or static key, or &keys[CONSTANT]; for a run-time key use static_key_enabled() */ \
+		0;                                                            \
+	})))
 #endif
 
 #define static_key_enabled(x) (static_key_count(sy__to_key(x)) > 0)
@@ -267,7 +308,10 @@ SWITCHYARD_API void sy__object_unloading(const void *addr);
 #if !defined(SY__ARCH_HAVE_JUMP_LABEL) && !defined(SY__NO_DSO_GLUE)
 __attribute__((destructor, unused)) static void sy__fallback_unloading(void)
 {
-	sy__object_unloading((const void *)&sy__fallback_unloading);
+	/* Any address inside the object names it; this function's own is at
+	 * hand. ISO C has no function-to-object pointer conversion (POSIX
+	 * needs one for dlsym()): __extension__ says we mean it. */
+	sy__object_unloading(__extension__(const void *)&sy__fallback_unloading);
 }
 #endif
 
@@ -283,16 +327,44 @@ __attribute__((destructor, unused)) static void sy__fallback_unloading(void)
  * static_branch_likely(x) / static_branch_unlikely(x) - true when the key
  * is enabled; the hint tells which path is laid out straight-line. x is a
  * struct static_key_true * or static_key_false *, either works with either.
- * A plain instruction: safe anywhere, including signal handlers.
+ * A plain instruction: safe anywhere, including signal handlers
+ * (thread-safe; async-signal-safe).
+ *
+ * Keys whose address is not a link-time constant: x must be the address of
+ * a key with static storage duration, known when the program is linked: a
+ * global or static key, a key in a global struct, &keys[CONSTANT]. Not
+ * &keys[i] with a run-time i, not a key on the stack or the heap, not a
+ * pointer variable. Each site records its key's address in its table entry
+ * (the ".quad" of arch/x86_64.h) at link time, so there is no site to patch
+ * for a key chosen at run time. Such a use is a compile-time error, in
+ * every mode (the fallback could test any key, but code that builds in one
+ * mode must build in the other): an error about an initialiser or a
+ * constexpr that is not constant, whose notes name the macro
+ * SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT and whose quoted source line
+ * (with clang++, the error itself) names the variable
+ * switchyard_key_address_must_be_a_link_time_constant, with the fix. For
+ * a run-time choice of key, test it with static_key_enabled(&keys[i]): a
+ * load and a test.
+ *
+ * Why an error and not a load-and-test chosen by the macro: nothing lets a
+ * macro tell at compile time whether an address is a link-time constant.
+ * __builtin_constant_p() of an address is 0 in gcc and clang, at every
+ * optimisation level, also for &global: a dispatch on it would turn every
+ * site into a load-and-test. Before this check, the mistake failed late,
+ * in words that named neither cause nor fix: gcc's assembler said "invalid
+ * R_X86_64_64 relocation against register" (or similar), clang "invalid
+ * operand for inline asm constraint 's'".
  */
 #define static_branch_likely(x)                                               \
-	({                                                                    \
+	__extension__({                                                       \
 		SY__BRANCH_KEY_CHECK(x);                                      \
+		SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(&(x)->key);        \
 		__builtin_expect(!SY__BRANCH(&(x)->key, 1), 1);               \
 	})
 #define static_branch_unlikely(x)                                             \
-	({                                                                    \
+	__extension__({                                                       \
 		SY__BRANCH_KEY_CHECK(x);                                      \
+		SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(&(x)->key);        \
 		__builtin_expect(SY__BRANCH(&(x)->key, 0), 0);                \
 	})
 
@@ -342,13 +414,15 @@ __attribute__((destructor, unused)) static void sy__fallback_unloading(void)
  * static_key_true() (likely) / static_key_false() (unlikely).
  */
 #define static_key_true(x)                                                    \
-	({                                                                    \
+	__extension__({                                                       \
 		SY__PLAIN_KEY_CHECK(x);                                       \
+		SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(x);                \
 		__builtin_expect(!SY__BRANCH(x, 1), 1);                       \
 	})
 #define static_key_false(x)                                                   \
-	({                                                                    \
+	__extension__({                                                       \
 		SY__PLAIN_KEY_CHECK(x);                                       \
+		SY__KEY_ADDRESS_MUST_BE_LINK_TIME_CONSTANT(x);                \
 		__builtin_expect(SY__BRANCH(x, 0), 0);                        \
 	})
 
@@ -413,7 +487,7 @@ SWITCHYARD_API int __static_key_deferred_flush(void *key,
 SWITCHYARD_API void jump_label_rate_limit(struct static_key_deferred *key,
 					  unsigned long rl);
 #define jump_label_rate_limit(x, rl)                                          \
-	({                                                                    \
+	__extension__({                                                       \
 		struct sy_delayed_work *sy__w_ = &(x)->work;                  \
 		(void)sy__w_;                                                 \
 		__atomic_store_n(&(x)->timeout, (unsigned long)(rl),          \

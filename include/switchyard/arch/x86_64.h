@@ -59,10 +59,12 @@
 /*
  * SY__ARCH_STATIC_BRANCH(key, branch) - 1 when the site jumps, 0 when it falls
  * through. A macro rather than an inline function so that the key's address
- * reaches the asm as a link-time constant at -O0 too.
+ * reaches the asm as a link-time constant at -O0 too. __extension__ keeps
+ * -Wpedantic quiet about the statement expression and the local labels
+ * (gcc and clang parse the whole operand as GNU C).
  */
 #define SY__ARCH_STATIC_BRANCH(keyp, branch)                                   \
-	({                                                                     \
+	__extension__({                                                        \
 		__label__ sy__l_yes, sy__l_out;                                \
 		int sy__ret;                                                   \
 		__asm__ goto("1:\tjmp %l[sy__l_yes]\n\t"                        \
