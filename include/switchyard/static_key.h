@@ -45,10 +45,14 @@
  * a key (enable, disable, inc, dec, their _cpuslocked and deferred forms)
  * may be made from one: when the handler interrupted a switchyard call on
  * the same thread they return -EDEADLK and change nothing; otherwise they
- * work, and allocate no memory. They are not async-signal-safe in the POSIX
- * sense (they take a mutex, and an error formats a message for the log
- * callback), which is why the re-entry check exists; the calls documented
- * as async-signal-safe below are safe without conditions.
+ * work, and a change that succeeds allocates no memory. They are not
+ * async-signal-safe in the POSIX sense: they take a mutex (hence the
+ * re-entry check), an error's report names the key and the site (it reads
+ * symbol and line tables, which allocates), and the first delayed decrement
+ * of a deferred key starts the library's worker thread; from a handler that
+ * interrupted malloc() or pthread_create() on the same thread, those two
+ * can deadlock in the C library. The calls documented as async-signal-safe
+ * below are safe without conditions.
  */
 #ifndef SWITCHYARD_STATIC_KEY_H
 #define SWITCHYARD_STATIC_KEY_H
@@ -147,8 +151,15 @@ struct static_key_false {
  *   -EINVAL     static_key_slow_dec() of a key whose count is 0 (misuse,
  *               reported once per key; the key is unchanged)
  *   -EOVERFLOW  the count would pass INT_MAX
- *   -EFAULT     a site held unexpected bytes (reported with its address,
- *               the expected and the found bytes); nothing was written
+ *   -EFAULT     a site held unexpected bytes (reported with the key's name,
+ *               the site's function+offset and file:line, the expected and
+ *               the found bytes); nothing was written
+ *   -EBUSY      a debugger's breakpoint sits on a site and hides the byte
+ *               the change needs (a breakpoint planted, while the program
+ *               ran, on a site that falls through, which the change would
+ *               make jump); reported with the key, the site and the fix
+ *               (delete the breakpoint); nothing was written. A breakpoint
+ *               never changes a site's path: see doc/DESIGN.md
  *   -EDEADLK    called from a signal handler that interrupted a switchyard
  *               call on the same thread (or from the log callback): refused
  *               rather than deadlocking on a lock that thread holds
@@ -165,7 +176,8 @@ SWITCHYARD_API int static_key_slow_dec(struct static_key *key);
  * the state changes. Enabling an enabled key, or disabling a disabled one,
  * does nothing and returns 0. Returns -EBUSY, reported once per key, when
  * the key's count is above 1 (it is reference counted: use inc/dec); the key
- * is unchanged. Other errors as above. Thread-safe.
+ * is unchanged. Other errors as above (-EBUSY for a breakpoint included).
+ * Thread-safe.
  */
 SWITCHYARD_API int static_key_enable(struct static_key *key);
 SWITCHYARD_API int static_key_disable(struct static_key *key);
