@@ -19,6 +19,39 @@ __attribute__((noinline)) int fp_plain(int x)
 	return x + 1;
 }
 
+#ifdef SY__ARCH_HAVE_JUMP_LABEL
+/*
+ * The control: fp_site with the site replaced by an asm goto of the same
+ * shape and operands whose template is one 2-byte NOP, never jumping. The
+ * compiler treats both alike (registers, layout, a frame around the rare
+ * call or not: gcc shrink-wraps it, clang 14 pushes and pops on every
+ * call), so fp_site - fp_control is what the patched site costs over one
+ * instruction that does nothing: it must be 0 instructions and 0 loads.
+ */
+DEFINE_STATIC_KEY_FALSE(fp_key2);
+#define FP_NOP_BRANCH(keyp)                                                    \
+	__extension__({                                                        \
+		__label__ l_yes, l_out;                                        \
+		int r;                                                         \
+		__asm__ goto(".byte 0x66, 0x90"                                \
+			     : : SY__KEY_OPERAND(keyp), "i"(0)                 \
+			     : "cc" : l_yes);                                  \
+		r = 0;                                                         \
+		goto l_out;                                                    \
+	l_yes:                                                                 \
+		r = 1;                                                         \
+	l_out:                                                                 \
+		r;                                                             \
+	})
+
+__attribute__((noinline)) int fp_control(int x)
+{
+	if (__builtin_expect(FP_NOP_BRANCH(&fp_key2.key), 0))
+		fp_slow(x);
+	return x + 1;
+}
+#endif
+
 __attribute__((noinline)) int fp_site(int x)
 {
 	if (static_branch_unlikely(&fp_key))
@@ -39,6 +72,9 @@ int main(void)
 
 	for (int i = 0; i < CALLS; i++) {
 		s += fp_plain(i);
+#ifdef SY__ARCH_HAVE_JUMP_LABEL
+		s += fp_control(i) - i - 1;
+#endif
 		s += fp_site(i);
 		s += fp_flagcheck(i);
 	}
