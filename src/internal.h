@@ -146,6 +146,7 @@ SY_HIDDEN void sy_lock(void);
 			sy_unlock();                                          \
 		sy_v_;                                                        \
 	})
+SY_HIDDEN int sy_lock_try(void);	/* 0, or -EBUSY when held */
 SY_HIDDEN void sy_unlock(void);
 SY_HIDDEN bool sy_lock_held(void);	/* by the calling thread */
 /* Take the patch lock, waiting at most ms milliseconds: 0 or -ETIMEDOUT. */

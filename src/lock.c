@@ -62,6 +62,15 @@ int sy_lock_timed(unsigned ms)
 	return 0;
 }
 
+int sy_lock_try(void)
+{
+	lock_setup();
+	if (pthread_mutex_trylock(&patch_mutex))
+		return -EBUSY;
+	__atomic_store_n(&patch_owner, sy_self_id(), __ATOMIC_RELAXED);
+	return 0;
+}
+
 void sy_unlock(void)
 {
 	__atomic_store_n(&patch_owner, 0, __ATOMIC_RELAXED);

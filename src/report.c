@@ -21,7 +21,8 @@
  * sy_leave() flushes, so a call's messages are out before it returns to
  * the application (a call made between switchyard_patch_lock() and
  * _unlock() reports at the unlock). The deferred worker, which holds the
- * lock outside any call, flushes when it drops it.
+ * lock outside any call, flushes when it drops it. Another thread's
+ * leftover reports are written by whoever next finds the lock free.
  *
  * Naming allocates and reads files: a change that fails inside a signal
  * handler does both (the header says so). The success path never reports.
@@ -45,6 +46,11 @@ struct report {
 static struct report queue[REPORT_CAP];	/* patch lock held */
 static size_t queued, dropped;		/* patch lock held */
 static int pending;	/* atomic: a cheap "anything queued?" for sy_leave() */
+/* This thread queued a report: its flush waits for the lock (its call's
+ * messages are out before the call returns); any other thread's flush
+ * only tries it, so that a lock-free call (an increment of an enabled
+ * key) never waits behind a thread that holds the lock for long. */
+static __thread bool queued_here __attribute__((tls_model("initial-exec")));
 
 /* Replace the placeholders and log. No lock held. */
 static void emit(const struct report *rp)
@@ -94,6 +100,7 @@ void sy_report(enum switchyard_log_level level, const struct static_key *key,
 		dropped++;
 	else
 		queue[queued++] = rp;
+	queued_here = true;
 	__atomic_store_n(&pending, 1, __ATOMIC_RELAXED);
 }
 
@@ -113,7 +120,10 @@ void sy_report_flush(void)
 	for (;;) {
 		bool have = false;
 
-		sy_lock();
+		if (queued_here)
+			sy_lock();
+		else if (sy_lock_try())
+			return;	/* the holder, or a later call, flushes */
 		if (queued) {
 			rp = queue[0];
 			memmove(queue, queue + 1, --queued * sizeof(queue[0]));
@@ -121,6 +131,7 @@ void sy_report_flush(void)
 		} else {
 			drop = dropped;
 			dropped = 0;
+			queued_here = false;
 			__atomic_store_n(&pending, 0, __ATOMIC_RELAXED);
 		}
 		sy_unlock();
