@@ -14,7 +14,8 @@ for san in address,undefined thread; do
 	cmake --build $dir >/dev/null
 	echo "== $san"
 	(cd $dir && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		ASAN_OPTIONS=detect_leaks=1 TSAN_OPTIONS=halt_on_error=1 \
+		ASAN_OPTIONS=detect_leaks=1 \
+		TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
 		ctest -L unit --output-on-failure) || rc=1
 done
 exit $rc
