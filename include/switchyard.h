@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * switchyard.h - the umbrella header: run-time code patching for ordinary
- * Linux programs (static keys today; static calls, alternatives and run-time
- * constants as they land).
+ * Linux programs: static keys, static calls, introspection.
  */
 #ifndef SWITCHYARD_H
 #define SWITCHYARD_H
 
 #include <switchyard/core.h>
 #include <switchyard/static_key.h>
+#include <switchyard/static_call.h>
 #include <switchyard/introspect.h>
 
 #endif /* SWITCHYARD_H */

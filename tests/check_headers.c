@@ -59,12 +59,23 @@ struct static_key hc_plain_false = STATIC_KEY_INIT_FALSE;
 struct static_key_true hc_typed_true = STATIC_KEY_TRUE_INIT;
 struct static_key_false hc_typed_false = STATIC_KEY_FALSE_INIT;
 
+/* static_call.h */
+static int hc_sc_int(int x) { return x; }
+static void hc_sc_void(int x) { (void)x; }
+DECLARE_STATIC_CALL(hc_sc, hc_sc_int);
+DEFINE_STATIC_CALL(hc_sc, hc_sc_int);
+DEFINE_STATIC_CALL_NULL(hc_sc_null, hc_sc_void);
+DEFINE_STATIC_CALL_RET0(hc_sc_ret0, hc_sc_int);
+EXPORT_STATIC_CALL(hc_sc);
+EXPORT_STATIC_CALL_GPL(hc_sc);
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 int hc_branches(void);
 int hc_changes(void);
 int hc_library(void);
+int hc_static_calls(void);
 #ifdef __cplusplus
 }
 #endif
@@ -182,5 +193,20 @@ int hc_library(void)
 	r += SWITCHYARD_VERSION_MAJOR + SWITCHYARD_VERSION_MINOR +
 	     SWITCHYARD_VERSION_PATCH + SWITCHYARD_LOG_ERROR + SWITCHYARD_LOG_WARN +
 	     SWITCHYARD_LOG_INFO;
+	return r;
+}
+
+int hc_static_calls(void)
+{
+	int r = static_call(hc_sc)(1) + static_call(hc_sc_ret0)(2);
+
+	static_call_cond(hc_sc_null)(3);
+	r += static_call_update(hc_sc, hc_sc_int);
+	r += static_call_update(hc_sc_null, hc_sc_void);
+	r += static_call_update(hc_sc_null, NULL);
+	r += static_call_query(hc_sc) == hc_sc_int;
+	r += (int)__static_call_return0();
+	r += __static_call_update(&STATIC_CALL_KEY(hc_sc),
+				  (void (*)(void))hc_sc_int);
 	return r;
 }

@@ -2,7 +2,8 @@
 /*
  * compile_fail.c - passing the wrong key type is a compile-time error, and
  * so is a branch on a key whose address is not a link-time constant
- * (CASE 8..11). check_compile_fail.sh builds CASE=0 (must compile) and
+ * (CASE 8..11), and so is a static call updated to a function of another
+ * type (CASE 12). check_compile_fail.sh builds CASE=0 (must compile) and
  * CASE=1..N (each must fail, with its own diagnostic), as C and C++, with
  * every compiler it finds.
  */
@@ -20,6 +21,9 @@ struct holder {
 } holder;
 int not_a_key;
 int i;	/* a run-time index */
+static int sc_int(int x) { return x; }
+static long sc_long(long x) { return x; }
+DEFINE_STATIC_CALL(sc, sc_int);
 
 int f(void);
 int f(void)
@@ -36,6 +40,10 @@ int f(void)
 	/* a run-time index: static_key_enabled(), a load and a test */
 	r += static_key_enabled(&karr[i]) + static_key_enabled(&plain_arr[i]);
 	r += static_branch_enable(&kt) + static_key_enable(&plain);
+	/* static calls: a function of the call's type, or NULL */
+	r += static_call_update(sc, sc_int) + static_call_update(sc, NULL);
+	r += static_call(sc)(1);
+	(void)sc_long;
 	return r;
 #elif CASE == 1	/* plain key in a typed branch */
 	return static_branch_likely(&plain);
@@ -63,5 +71,7 @@ int f(void)
 	return static_branch_unlikely(p);
 #elif CASE == 11	/* the deprecated API, a run-time index */
 	return static_key_false(&plain_arr[i]);
+#elif CASE == 12	/* a static call updated to a function of another type */
+	return static_call_update(sc, sc_long);
 #endif
 }

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_static_call.c - static calls (<switchyard/static_call.h>): the
+ * kernel self-test's sequence in our own code (a key with a target, updated
+ * to another and back, then to NULL and back), RET0 and cond keys, six
+ * arguments, pointer and floating-point returns, the update's type check
+ * (at compile time: see compile_fail.c), and updates while threads call
+ * through the key, every call counted per target (none lost, none doubled,
+ * none to a third place). Compiled as C and, from test_static_call_cxx.cpp,
+ * as C++.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include "sy_test.h"
+
+static int func_a(int x) { return x + 1; }
+static int func_b(int x) { return x + 2; }
+
+DEFINE_STATIC_CALL(sc_selftest, func_a);
+
+static void test_selftest_sequence(void)
+{
+	static const struct {
+		int (*func)(int);
+		int val, expect;
+	} seq[] = {
+		{ NULL, 2, 3 },		/* as defined: func_a */
+		{ func_b, 2, 4 },
+		{ func_a, 2, 3 },
+		{ func_b, 7, 9 },
+		{ func_a, 7, 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		if (seq[i].func)
+			CHECK_EQ(static_call_update(sc_selftest, seq[i].func), 0);
+		CHECK_EQ(static_call(sc_selftest)(seq[i].val), seq[i].expect);
+		CHECK(static_call_query(sc_selftest) ==
+		      (seq[i].func ? seq[i].func : func_a));
+	}
+	/* NULL, then back: query says so; static_call_cond() is for void */
+	CHECK_EQ(static_call_update(sc_selftest, NULL), 0);
+	CHECK(static_call_query(sc_selftest) == NULL);
+	CHECK_EQ(static_call_update(sc_selftest, func_a), 0);
+	CHECK_EQ(static_call(sc_selftest)(1), 2);
+}
+
+/* cond: a void call with no target does nothing */
+static int hits;
+static void hook(int x) { hits += x; }
+DEFINE_STATIC_CALL_NULL(sc_hook, hook);
+
+static void test_cond(void)
+{
+	hits = 0;
+	CHECK(static_call_query(sc_hook) == NULL);
+	static_call_cond(sc_hook)(5);
+	CHECK_EQ(hits, 0);
+	CHECK_EQ(static_call_update(sc_hook, hook), 0);
+	static_call_cond(sc_hook)(5);
+	static_call(sc_hook)(1);
+	CHECK_EQ(hits, 6);
+	CHECK_EQ(static_call_update(sc_hook, NULL), 0);
+	static_call_cond(sc_hook)(5);
+	CHECK_EQ(hits, 6);
+}
+
+/* RET0: returns 0 (or NULL) whatever the arguments */
+static long six(long a, long b, long c, long d, long e, long f)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+DEFINE_STATIC_CALL_RET0(sc_six, six);
+
+static const char *name_of(int i) { return i ? "one" : "zero"; }
+DEFINE_STATIC_CALL_RET0(sc_name, name_of);
+
+static double half(double x) { return x / 2; }
+DEFINE_STATIC_CALL(sc_half, half);
+
+static void test_ret0_and_signatures(void)
+{
+	CHECK_EQ(static_call(sc_six)(1, 2, 3, 4, 5, 6), 0);
+	CHECK((void (*)(void))static_call_query(sc_six) ==
+	      (void (*)(void))__static_call_return0);
+	CHECK_EQ(static_call_update(sc_six, six), 0);
+	CHECK_EQ(static_call(sc_six)(1, 2, 3, 4, 5, 6), 91);
+	CHECK(static_call(sc_name)(1) == NULL);
+	CHECK_EQ(static_call_update(sc_name, name_of), 0);
+	CHECK(strcmp(static_call(sc_name)(1), "one") == 0);
+	CHECK(static_call(sc_half)(5.0) == 2.5);
+}
+
+/* Updates while threads call: every call lands on a or b, counted. */
+#define CALLERS 2
+static long count_a, count_b;
+static void tick_a(long *n) { (*n)++; __atomic_fetch_add(&count_a, 1, __ATOMIC_RELAXED); }
+static void tick_b(long *n) { (*n)++; __atomic_fetch_add(&count_b, 1, __ATOMIC_RELAXED); }
+DEFINE_STATIC_CALL(sc_tick, tick_a);
+static int stop;
+
+static void *caller(void *arg)
+{
+	long *made = (long *)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		static_call(sc_tick)(made);
+	return NULL;
+}
+
+static void test_update_while_calling(void)
+{
+	pthread_t t[CALLERS];
+	long made[CALLERS] = { 0 }, total = 0;
+	int updates = 0;
+
+	for (int i = 0; i < CALLERS; i++)
+		pthread_create(&t[i], NULL, caller, &made[i]);
+	/* the callers are calling before the updates start, and the updates
+	 * go on until both made calls meanwhile (a loaded machine may not
+	 * schedule them at all during 20,000 updates) */
+	while (__atomic_load_n(&count_a, __ATOMIC_RELAXED) < 1000)
+		sched_yield();
+	long before = count_a + count_b;
+
+	for (; updates < 20000 ||
+	       (__atomic_load_n(&count_a, __ATOMIC_RELAXED) +
+		__atomic_load_n(&count_b, __ATOMIC_RELAXED) < before + 1000 &&
+		updates < 100000000);
+	     updates++)
+		CHECK_EQ(static_call_update(sc_tick, updates % 2 ? tick_a : tick_b), 0);
+	if (updates % 2)	/* end on tick_a */
+		CHECK_EQ(static_call_update(sc_tick, tick_a), 0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(t[i], NULL);
+		total += made[i];
+	}
+	CHECK(total > 0);
+	CHECK_EQ(count_a + count_b, total);
+	CHECK(static_call_query(sc_tick) == tick_a);
+}
+
+int main(void)
+{
+	test_selftest_sequence();
+	test_cond();
+	test_ret0_and_signatures();
+	test_update_while_calling();
+	return sy_test_done("static_call");
+}
