@@ -867,12 +867,21 @@ int sy_poke_apply(const struct sy_poke_src *src)
 	 * step keeping the path and followed by a sync, then everything is
 	 * verified again. At most two steps per site, FIX_CAP sites a round.
 	 */
-	for (;;) {
+	for (unsigned round = 0;; round++) {
 		changes = verify(src, &n, &nfix, &nprep, &cached);
 		if (changes < 0)
 			return (int)changes;
 		if (!nprep)
 			break;
+		/* Each round takes every site it lists a step further; only
+		 * someone else writing the same code could undo that (a
+		 * debugger playing with its shadow bytes, in a loop). */
+		if (round == 4096) {
+			sy_log(SWITCHYARD_LOG_ERROR, "sites keep changing under "
+			       "the change (another writer of code?); nothing "
+			       "changed");
+			return -EAGAIN;
+		}
 		r = fix_write(preps, nprep, false, &done);
 		if (done)
 			sync_cores();
