@@ -878,8 +878,8 @@ int sy_poke_apply(const struct sy_poke_src *src)
 		 * debugger playing with its shadow bytes, in a loop). */
 		if (round == 4096) {
 			sy_log(SWITCHYARD_LOG_ERROR, "sites keep changing under "
-			       "the change (another writer of code?); nothing "
-			       "changed");
+			       "the change (another writer of code?); the key "
+			       "and every site's path are unchanged");
 			return -EAGAIN;
 		}
 		r = fix_write(preps, nprep, false, &done);
