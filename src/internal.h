@@ -72,6 +72,24 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
  * The generic poke engine (poke.c) does the patching in between.
  */
+/* What sy_arch_site_check() finds at a site (see arch/x86_64/sy_arch.h). */
+enum sy_site_check {
+	SY_SITE_OLD,		/* holds the other canonical form: write new */
+	SY_SITE_NEW,		/* takes the new path already: nothing to do */
+	SY_SITE_FIX,		/* under a breakpoint: write the fix (below) */
+	SY_SITE_PREP,		/* not canonical: write the fix (the path is
+				   kept), sync, check again */
+	SY_SITE_TRAPPED,	/* under a breakpoint that hides the opcode
+				   the change needs */
+	SY_SITE_FOREIGN,	/* unexpected bytes */
+};
+
+/* A write of len bytes at the site's address + off. */
+struct sy_arch_fix {
+	unsigned off, len;
+	uint8_t bytes[8];
+};
+
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */

@@ -42,20 +42,6 @@ static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
 	sy_arch_jump_encode(code, target, len, new_jump, old);
 }
 
-enum sy_site_check {
-	SY_SITE_OLD,
-	SY_SITE_NEW,
-	SY_SITE_FIX,
-	SY_SITE_PREP,
-	SY_SITE_TRAPPED,
-	SY_SITE_FOREIGN,
-};
-
-struct sy_arch_fix {
-	unsigned off, len;
-	uint8_t bytes[8];
-};
-
 static inline enum sy_site_check sy_arch_site_check(const uint8_t *mem,
 						    const uint8_t *new_,
 						    unsigned len,

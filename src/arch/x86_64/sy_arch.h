@@ -162,22 +162,6 @@ static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
  * while threads may execute it, which no single store guarantees through
  * /proc/self/mem; under a breakpoint nobody executes it.
  */
-enum sy_site_check {
-	SY_SITE_OLD,		/* holds the other canonical form: write new */
-	SY_SITE_NEW,		/* takes the new path already: nothing to do */
-	SY_SITE_FIX,		/* under a breakpoint: write fix at +fix_off */
-	SY_SITE_PREP,		/* not canonical: write fix at +fix_off (the
-				   path is kept), sync, check again */
-	SY_SITE_TRAPPED,	/* under a breakpoint that hides the opcode
-				   the change needs */
-	SY_SITE_FOREIGN,	/* unexpected bytes */
-};
-
-struct sy_arch_fix {
-	unsigned off, len;
-	uint8_t bytes[8];
-};
-
 /*
  * Classify the bytes at mem for a change to new (a canonical form of len
  * bytes; old, the other canonical form, shares its rel); hidden_jump: a
