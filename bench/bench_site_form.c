@@ -101,15 +101,7 @@ static void run(const char *title, const char *const nm[NV],
 {
 	static double s[NV][ROUNDS];
 
-	for (int r = 0; r < ROUNDS; r++)
-		for (int k = 0; k < NV; k++) {
-			int v = (r + k) % NV;
-			double t0 = bench_now_ns();
-			volatile long sink = f[v](r);
-
-			(void)sink;
-			s[v][r] = (bench_now_ns() - t0) / N;
-		}
+	bench_interleave(NV, ROUNDS, f, N, &s[0][0]);
 	printf("== %s (ns per iteration)\n", title);
 	for (int v = 0; v < NV; v++) {
 		char what[64];

@@ -86,15 +86,7 @@ int main(void)
 				      v_switch, v_static_key };
 	static double s[NV][ROUNDS];
 
-	for (int r = 0; r < ROUNDS; r++)
-		for (int k = 0; k < NV; k++) {
-			int v = (r + k) % NV;
-			double t0 = bench_now_ns();
-			volatile long sink = f[v](r);
-
-			(void)sink;
-			s[v][r] = (bench_now_ns() - t0) / N;
-		}
+	bench_interleave(NV, ROUNDS, f, N, &s[0][0]);
 	printf("== one call per iteration, x = f(x) (ns per call)\n");
 	for (int v = 0; v < NV; v++) {
 		char what[64];

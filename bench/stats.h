@@ -88,4 +88,24 @@ static inline void bench_print(const char *what, struct bench_summary s,
 	       s.lo / scale, s.hi / scale, s.n, s.min / scale, s.max / scale);
 }
 
+/*
+ * Run nv variants rounds times, interleaved, the starting variant rotated
+ * each round (so that none always runs first or after the same one), each
+ * call f[v](round) doing n iterations: s[v * rounds + round] = ns per
+ * iteration.
+ */
+static inline void bench_interleave(int nv, int rounds, long (*const *f)(long),
+				    long n, double *s)
+{
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < nv; k++) {
+			int v = (r + k) % nv;
+			double t0 = bench_now_ns();
+			volatile long sink = f[v](r);
+
+			(void)sink;
+			s[v * rounds + r] = (bench_now_ns() - t0) / (double)n;
+		}
+}
+
 #endif /* SY_BENCH_STATS_H */

@@ -251,7 +251,11 @@ char *sy_demangle(const char *sym)
 
 	if (!sym || strncmp(sym, "_Z", 2))
 		return NULL;
-	if (!dm)	/* a runtime loaded after us, by dlopen() */
+	/* A runtime loaded after us, by dlopen(). dlsym(RTLD_DEFAULT) makes
+	 * the object that defines the symbol a dependency of ours (it is
+	 * never unloaded then): harmless for the C++ runtime, which glibc
+	 * never unloads anyway (its unique symbols make it NODELETE). */
+	if (!dm)
 		*(void **)&dm = dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (!dm)
 		return demangle_simple(sym);

@@ -52,6 +52,20 @@ echo "pkg-config consumer ok"
 cachevar() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
 cc_=$(cachevar CMAKE_C_COMPILER); cxx_=$(cachevar CMAKE_CXX_COMPILER)
 canon() { (cd "$1" 2>/dev/null && pwd -P) || echo "(missing: $1)"; }
+# only_dir NAME FLAG DIR ARGS...: every FLAG<dir> among ARGS names DIR;
+# prints how many there are (fails, saying which, otherwise).
+only_dir() {
+	name=$1 flag=$2 want=$3 n=0
+	shift 3
+	for t in "$@"; do
+		case $t in "$flag"*) n=$((n + 1))
+			[ "$(canon "${t#"$flag"}")" = "$want" ] ||
+				{ echo "FAIL ($name): .pc flag $t is not $want" >&2; return 1; };;
+		esac
+	done
+	echo $n
+}
+
 # check_layout NAME ROOT INCDIR LIBDIR [CMAKE-ARG]: the installed .pc and
 # CMake package under LIBDIR point to INCDIR and LIBDIR; consumers build and
 # run with them (find_package searches ROOT, or as CMAKE-ARG says).
@@ -65,20 +79,9 @@ check_layout() {
 	cf=$(PKG_CONFIG_PATH=$ldir/pkgconfig pkg-config --cflags switchyard) &&
 	lf=$(PKG_CONFIG_PATH=$ldir/pkgconfig pkg-config --libs switchyard) ||
 		{ echo "FAIL ($name): pkg-config switchyard"; exit 1; }
-	ni=0 nl=0
-	for t in $cf; do
-		case $t in -I*) ni=$((ni + 1))
-			[ "$(canon "${t#-I}")" = "$want_i" ] ||
-				{ echo "FAIL ($name): .pc cflags '$cf': $t is not $want_i"; exit 1; };;
-		esac
-	done
-	for t in $lf; do
-		case $t in -L*) nl=$((nl + 1))
-			[ "$(canon "${t#-L}")" = "$want_l" ] ||
-				{ echo "FAIL ($name): .pc libs '$lf': $t is not $want_l"; exit 1; };;
-		esac
-	done
-	[ $ni = 1 ] && [ $nl = 1 ] ||
+	ni=$(only_dir "$name" -I "$want_i" $cf) || exit 1
+	nl=$(only_dir "$name" -L "$want_l" $lf) || exit 1
+	[ "$ni" = 1 ] && [ "$nl" = 1 ] ||
 		{ echo "FAIL ($name): .pc gives '$cf' '$lf' (want one -I, one -L)"; exit 1; }
 	cc $cf "$src/tests/install/consumer.c" -o "$p/pc-$name" $lf ||
 		{ echo "FAIL ($name): consumer (pkg-config) does not build"; exit 1; }

@@ -150,11 +150,21 @@ static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
  *   0    JMP           fall through   nothing (NEW)
  *   0    JMP           jump           write rel (FIX): JMP rel
  *
+ * The rule that makes a FIX safe is the one the kernel's text_poke_bp()
+ * rests on and the only cross-modification Intel has stated it supports
+ * without a stop: while an int3 sits on byte 0, the bytes after it may be
+ * rewritten, and a core serialisation after the write (the batch's sync,
+ * SDM vol. 3 8.1.3) makes every core fetch them before it runs them. Here
+ * the int3 is the debugger's, and the debugger removes it, not us.
+ *
  * And without one, the two non-canonical forms are brought back to
  * canonical first, in steps that each keep the path (PREP, each step
- * followed by a sync): JMP 0 -> TEST 0 (the opcode, one byte), TEST 0 ->
- * TEST rel (a TEST's immediate is never used: any mix of old and new rel
- * bytes a thread may fetch is a TEST that falls through).
+ * followed by a sync): JMP 0 -> TEST 0 (the opcode, one byte: the same
+ * assumption as every flip, stated at the top of this file and in
+ * doc/DESIGN.md, "The protocol", step 2), TEST 0 -> TEST rel (a TEST's
+ * immediate is never used: any mix of old and new rel bytes a thread may
+ * fetch is a TEST of the same length that falls through; the same
+ * assumption, that a fetch sees each byte old or new).
  *
  * A jump to the next instruction is not our everyday disabled form: it is
  * a taken branch (a branch predictor entry, and a fetch redirect in loops
