@@ -198,7 +198,13 @@ struct sy_poke_desc {
 	/* a debugger's breakpoint over the site hides a jump (see
 	 * sy_arch_site_check()) */
 	bool hidden_jump;
-	const struct static_key *key;	/* for messages */
+	/* not a jump label site: the bytes must be old (write new) or new
+	 * (skip), nothing else; a breakpoint over them is refused. Used by
+	 * static calls, whose protocol makes every such write safe (no thread
+	 * executes the bytes, or the one byte written is a whole opcode). */
+	bool exact;
+	const struct static_key *key;	/* for messages: a static key, or
+					   (exact) a struct static_call_key */
 };
 
 struct sy_poke_src {
@@ -216,6 +222,11 @@ struct sy_poke_src {
  * breakpoint hides the byte the change needs: reported, nothing written)
  * or the write path's error (whatever was written is undone). */
 SY_HIDDEN int sy_poke_apply(const struct sy_poke_src *src);
+/* The same without the final sync (the caller's protocol says why none is
+ * needed). */
+SY_HIDDEN int sy_poke_apply_nosync(const struct sy_poke_src *src);
+/* One core-serialising sync (membarrier SYNC_CORE, or its fallbacks). */
+SY_HIDDEN void sy_poke_sync(void);
 /* Counters for switchyard_get_stats(). */
 SY_HIDDEN void sy_poke_stats(struct switchyard_stats *st);
 
@@ -260,6 +271,19 @@ SY_HIDDEN void sy_obj_lookup(uintptr_t addr, struct sy_obj *o);
 SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
 /* Report a key whose instance differs from the program's (objects.c). */
 SY_HIDDEN void sy_check_split_key(const struct static_key *key);
+
+/* ---- static calls (static_call.c) ---------------------------------------- */
+struct sy__sc_meta;
+/* One site record, as the header's asm emits it (16 bytes, writable). */
+struct sy_sc_entry {
+	const struct sy__sc_meta *meta;
+	int32_t code;
+	uint32_t flags;
+};
+SWITCHYARD_API int sy__register_static_call_sites(struct sy_sc_entry *start,
+						  struct sy_sc_entry *stop);
+SWITCHYARD_API int sy__unregister_static_call_sites(struct sy_sc_entry *start,
+						    struct sy_sc_entry *stop);
 
 /* ---- deferred keys (deferred.c) ------------------------------------------ */
 SY_HIDDEN int sy_key_dec(struct static_key *key);

@@ -84,6 +84,15 @@ __attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
 
 	sy_hex(want, sizeof(want), d->new_, d->len);
 	sy_hex(found, sizeof(found), code, d->len);
+	if (d->exact) {
+		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
+			  "static call " SY_REPORT_KEY ": refusing to patch "
+			  "site " SY_REPORT_SITE ": expected [%s] or its other "
+			  "form, found [%s]%s; nothing written", want, found,
+			  memchr(code, SY_X86_INT3, d->len) ?
+			  " (an int3 may be a debugger breakpoint)" : "");
+		return -EFAULT;
+	}
 	if (why == SY_SITE_TRAPPED) {
 		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
 			  "static key " SY_REPORT_KEY ": cannot change site "
@@ -805,10 +814,17 @@ static long verify(const struct sy_poke_src *src, size_t *n_out,
 	*cached = true;
 	src->rewind(src->ctx);
 	for (; src->next(src->ctx, &d); n++) {
-		enum sy_site_check c = sy_arch_site_check(
-			(const uint8_t *)d.addr, d.new_, d.len, d.hidden_jump,
-			&fx);
+		enum sy_site_check c;
 		bool skip = true;
+
+		if (d.exact)
+			c = !memcmp((const void *)d.addr, d.old, d.len) ?
+				    SY_SITE_OLD :
+			    !memcmp((const void *)d.addr, d.new_, d.len) ?
+				    SY_SITE_NEW : SY_SITE_FOREIGN;
+		else
+			c = sy_arch_site_check((const uint8_t *)d.addr, d.new_,
+					       d.len, d.hidden_jump, &fx);
 
 		switch (c) {
 		case SY_SITE_OLD:
@@ -853,7 +869,24 @@ static long verify(const struct sy_poke_src *src, size_t *n_out,
 	return (long)changes;
 }
 
+static int poke_apply(const struct sy_poke_src *src, bool sync);
+
 int sy_poke_apply(const struct sy_poke_src *src)
+{
+	return poke_apply(src, true);
+}
+
+int sy_poke_apply_nosync(const struct sy_poke_src *src)
+{
+	return poke_apply(src, false);
+}
+
+void sy_poke_sync(void)
+{
+	sync_cores();
+}
+
+static int poke_apply(const struct sy_poke_src *src, bool sync)
 {
 	size_t n = 0, nfix = 0, nprep = 0, done;
 	struct write_fail fail;
@@ -930,7 +963,8 @@ int sy_poke_apply(const struct sy_poke_src *src)
 	}
 	counters.patch_batches++;
 	counters.patched_sites += (size_t)changes + nfix;
-	sync_cores();
+	if (sync)
+		sync_cores();
 	return 0;
 }
 

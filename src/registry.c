@@ -318,6 +318,7 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 	d->len = sy_entry_len(e);
 	d->key = sy_entry_key(e);
 	d->hidden_jump = compiled || !jump;
+	d->exact = false;
 	sy_arch_jump_encode_pair(code, target, d->len, !jump, jump, d->old,
 				 d->new_);
 	return true;

@@ -1,13 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * static_call.c - static calls (<switchyard/static_call.h>).
+ * static_call.c - static calls (<switchyard/static_call.h>): the key's
+ * target, and the patched call sites of every registered object.
  *
- * Today a static call is a load of its key's target and an indirect call,
- * on every architecture; an update is one store. The update takes the patch
- * lock anyway: patched call sites, when they come, are written under it,
- * and the store must be ordered with those writes.
+ * A site (see src/arch/x86_64/sy_arch.h for the bytes) arms the thread's
+ * rseq area with its own descriptor, passes a one-byte guard (TEST32, or
+ * JMP32 to its detour) and runs its payload: a direct `call target`, a NOP5
+ * for a NULL target, `xor %eax,%eax` for RET0. The rseq critical section
+ * runs from the arm's store to the end of the payload, and its abort
+ * handler is the detour, which calls the key's current target through the
+ * key and jumps back. Whatever happens, a pass through a site makes exactly
+ * one call: the payload's, or the detour's (a thread interrupted inside the
+ * section restarts at the detour before the payload's call was made; once
+ * the call was made it is outside the section).
+ *
+ * An update (update_locked()), the rule behind each step:
+ *  0. Store the new target in the key (release). Every detour from now on
+ *     calls it.
+ *  1. Flip every guard of the key's sites that is TEST to JMP: one-byte
+ *     stores, what the keys rest on (a thread fetches the old or the new
+ *     opcode, and rel32 is the same in both). Sync: membarrier
+ *     SYNC_CORE, so that no core runs the old TEST afterwards (SDM vol. 3
+ *     8.1.3); it comes before step 2 because the RSEQ barrier is documented
+ *     to restart critical sections, not to serialise.
+ *  2. membarrier(PRIVATE_EXPEDITED_RSEQ): every thread that is inside a
+ *     site's section, running or preempted, restarts at the detour; a
+ *     thread outside it will see the JMP. From here on no thread can
+ *     execute a payload of the key's sites until step 4.
+ *  3. Write the payloads (any bytes: nobody executes them) and sync again
+ *     with SYNC_CORE: every core drops what it may have prefetched of the
+ *     old payloads before any guard lets it in again (SDM 8.1.3 asks the
+ *     executing cores to serialise after a cross-modification).
+ *  4. Flip the guards back to TEST. No sync: a core that still sees JMP
+ *     takes the detour, which calls the new target.
+ * Three syncs, in that order; a site whose payload cannot be used (target
+ * beyond rel32 reach; a process without rseq) keeps its guard on JMP and is
+ * served by its detour.
+ *
+ * Descriptors (struct rseq_cs) live in pages mapped below 2 GiB (the site
+ * loads their address as an imm32) and are never freed: a thread's rseq_cs
+ * may point to one long after the site ran, and the kernel reads it at the
+ * thread's next preemption. When a library is unloaded its descriptors are
+ * emptied (length 0: no IP is inside) rather than unmapped; a new object
+ * mapped at the same place can then never be mistaken for the old section.
+ *
+ * Everything here runs with the patch lock held.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -16,18 +61,451 @@ long __static_call_return0(void)
 	return 0;
 }
 
+/* glibc >= 2.35 (weak: older ones lack them, then nothing is patched) */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+struct sy_rseq_cs {
+	uint32_t version;
+	uint32_t flags;
+	uint64_t start_ip;
+	uint64_t post_commit_offset;
+	uint64_t abort_ip;
+} __attribute__((aligned(32)));
+
+#define SC_DEAD 1u	/* refused at registration: never touched */
+#define SC_OWN 2u	/* has a descriptor (the table is not parked) */
+
+struct sc_table {
+	struct sy_sc_entry *start, *stop;
+	bool parked;	/* nothing written: every site runs its detour */
+	struct sc_table *next;
+};
+
+static struct sc_table *tables;	/* patch lock */
+static int mode;		/* 0 unknown, 1 patch, -1 park */
+static uint32_t arm_disp;	/* __rseq_offset + 8: &rseq->rseq_cs */
+
+static struct sy_rseq_cs *pool;	/* the current page run of descriptors */
+static size_t pool_used, pool_cap;
+
+static uintptr_t entry_code(const struct sy_sc_entry *e)
+{
+	return (uintptr_t)&e->code + (intptr_t)e->code;
+}
+
+static struct static_call_key *entry_key(const struct sy_sc_entry *e)
+{
+	return e->meta->key;
+}
+
+/* A site's descriptor rides in its entry's flags, bits 2..31: its address
+ * / 32 (it lies below 2 GiB, 32-byte aligned). */
+static uintptr_t sc_desc_of(const struct sy_sc_entry *e)
+{
+	return (uintptr_t)(e->flags >> 2) << 5;
+}
+
+static int membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0) ? -errno : 0;
+}
+
+/*
+ * Whether sites can be patched in this process, decided once: rseq must be
+ * registered by libc (not under GLIBC_TUNABLES=glibc.pthread.rseq=0, nor
+ * under valgrind, whose __rseq_size is 0), its area must sit where a torn
+ * disp32 is harmless (see register_locked()), and the kernel must offer the
+ * RSEQ membarrier. SWITCHYARD_STATIC_CALL=detour parks every site (the
+ * fallback, for tests and for users who want no code written).
+ */
+static bool patching(void)
+{
+	const char *why = NULL, *env;
+
+	if (mode)
+		return mode > 0;
+	env = getenv("SWITCHYARD_STATIC_CALL");
+	if (env && !strcmp(env, "detour"))
+		why = "SWITCHYARD_STATIC_CALL=detour";
+	else if (!&__rseq_size || !&__rseq_offset || __rseq_size < 20)
+		why = "rseq is not registered by libc (glibc < 2.35, "
+		      "GLIBC_TUNABLES=glibc.pthread.rseq=0, or valgrind)";
+	else if (__rseq_offset < 0 || __rseq_offset + 8 >= 0x10000)
+		why = "the rseq area is not where this build expects it";
+	else if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
+		why = "the kernel has no membarrier(PRIVATE_EXPEDITED_RSEQ)";
+	mode = why ? -1 : 1;
+	arm_disp = why ? 0 : (uint32_t)(__rseq_offset + 8);
+	if (why)
+		sy_log(SWITCHYARD_LOG_INFO, "static calls go through their "
+		       "detour (an indirect call): %s", why);
+	return mode > 0;
+}
+
+static struct sy_rseq_cs *desc_alloc(void)
+{
+	if (pool_used == pool_cap) {
+		size_t len = 64 * 1024;
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+		if (p == MAP_FAILED || (uintptr_t)p + len > 0x80000000u)
+			return NULL;
+		pool = p;	/* the old run stays: never unmapped */
+		pool_used = 0;
+		pool_cap = len / sizeof(*pool);
+	}
+	return &pool[pool_used++];
+}
+
+/* ---- the forms of a site ------------------------------------------------ */
+
+/* The payload for target f at the site at code: false when there is none
+ * (f beyond rel32 reach: the site stays on its detour). */
+static bool payload_for(uintptr_t code, void (*f)(void), uint8_t out[5])
+{
+	if (!f) {
+		memcpy(out, sy_sc_nop5, 5);
+		return true;
+	}
+	if (f == (void (*)(void))__static_call_return0) {
+		memcpy(out, sy_sc_ret0, 5);
+		return true;
+	}
+	return sy_arch_sc_call(code, (uintptr_t)f, out);
+}
+
+/*
+ * A poke source over the live sites of one key (or of one table), for one
+ * step of the protocol.
+ */
+enum sc_step {
+	STEP_GUARD_JMP,		/* TEST -> JMP (guards now TEST only) */
+	STEP_PAYLOAD,		/* current payload -> payload of target */
+	STEP_GUARD_TEST,	/* JMP -> TEST where target has a payload */
+	STEP_SETUP,		/* registration: imm32, disp32 */
+	STEP_ARM,		/* registration: load -> store */
+};
+
+struct sc_src {
+	struct static_call_key *key;	/* NULL: every site of table */
+	struct sc_table *table;		/* NULL: every table */
+	void (*target)(void);		/* the key's new target (key set) */
+	enum sc_step step;
+	struct sc_table *t;
+	struct sy_sc_entry *e;
+	unsigned part;			/* STEP_SETUP: imm32, then disp32 */
+	size_t count;
+};
+
+static void sc_rewind(void *ctx)
+{
+	struct sc_src *s = ctx;
+
+	s->t = s->table ? s->table : tables;
+	s->e = s->t ? s->t->start : NULL;
+	s->part = 0;
+	s->count = 0;
+}
+
+/* Describe site e's change for this step; false if it has none. */
+static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
+			unsigned part, struct sy_poke_desc *d)
+{
+	uintptr_t code = entry_code(e);
+	const uint8_t *mem = (const uint8_t *)code;
+	void (*f)(void) = s->key ? s->target :
+		__atomic_load_n(&entry_key(e)->func, __ATOMIC_RELAXED);
+	uint8_t pl[5];
+	bool has = payload_for(code, f, pl);
+
+	memset(d, 0, sizeof(*d));
+	d->exact = true;
+	d->key = (const struct static_key *)(const void *)entry_key(e);
+	switch (s->step) {
+	case STEP_GUARD_JMP:
+		if (mem[SY_SC_GUARD] != SY_X86_TEST32)
+			return false;
+		d->addr = code + SY_SC_GUARD;
+		d->len = 1;
+		d->old[0] = SY_X86_TEST32;
+		d->new_[0] = SY_X86_JMP32;
+		return true;
+	case STEP_PAYLOAD:
+		if (!has || !memcmp(mem + SY_SC_PAYLOAD, pl, 5))
+			return false;
+		d->addr = code + SY_SC_PAYLOAD;
+		d->len = 5;
+		/* what we wrote last (checked: one of our payloads), or else
+		 * the verify pass refuses the site */
+		if (sy_arch_sc_is_payload(mem + SY_SC_PAYLOAD))
+			memcpy(d->old, mem + SY_SC_PAYLOAD, 5);
+		else	/* unexpected bytes: make the verify pass refuse them */
+			memcpy(d->old, pl, 5), d->old[0] ^= 0xff;
+		memcpy(d->new_, pl, 5);
+		return true;
+	case STEP_GUARD_TEST:
+		if (!has)
+			return false;
+		d->addr = code + SY_SC_GUARD;
+		d->len = 1;
+		d->old[0] = SY_X86_JMP32;
+		d->new_[0] = SY_X86_TEST32;
+		return true;
+	case STEP_SETUP: {
+		uint32_t v = part ? arm_disp : (uint32_t)sc_desc_of(e);
+
+		d->addr = code + (part ? SY_SC_DISP : SY_SC_IMM);
+		d->len = 4;
+		memset(d->old, 0, 4);
+		memcpy(d->new_, &v, 4);
+		return true;
+	}
+	case STEP_ARM:
+		d->addr = code + SY_SC_ARM_OP;
+		d->len = 1;
+		d->old[0] = SY_X86_MOV_LOAD;
+		d->new_[0] = SY_X86_MOV_STORE;
+		return true;
+	}
+	return false;
+}
+
+static bool sc_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct sc_src *s = ctx;
+
+	while (s->t) {
+		while (s->e < s->t->stop) {
+			struct sy_sc_entry *e = s->e;
+			unsigned part = s->part;
+
+			if (s->step == STEP_SETUP && !part) {
+				s->part = 1;	/* same site again: disp32 */
+			} else {
+				s->part = 0;
+				s->e++;
+			}
+			if (e->flags & SC_DEAD || !(e->flags & SC_OWN) ||
+			    (s->key && entry_key(e) != s->key))
+				continue;
+			if (sc_describe(s, e, part, d)) {
+				s->count++;
+				return true;
+			}
+		}
+		s->t = s->table ? NULL : s->t->next;
+		s->e = s->t ? s->t->start : NULL;
+	}
+	return false;
+}
+
+static int sc_apply(struct sc_src *s, enum sc_step step, bool sync,
+		    size_t *count)
+{
+	struct sy_poke_src src = { sc_rewind, sc_next, s };
+	int r;
+
+	s->step = step;
+	r = sync ? sy_poke_apply(&src) : sy_poke_apply_nosync(&src);
+	if (count)
+		*count = s->count;
+	return r;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+/* Whether a site holds what the header's asm emitted. */
+static bool compiled_form(uintptr_t code)
+{
+	const uint8_t *p = (const uint8_t *)code;
+	uint32_t sig;
+	uintptr_t detour;
+
+	if (memcmp(p, sy_sc_compiled_head, SY_SC_GUARD) ||
+	    p[SY_SC_GUARD] != SY_X86_JMP32 ||
+	    memcmp(p + SY_SC_PAYLOAD, "\xe8\0\0\0\0", 5))
+		return false;
+	detour = sy_arch_sc_detour(code);
+	memcpy(&sig, (const void *)(detour - 4), 4);
+	return sig == SY_SC_RSEQ_SIG;
+}
+
+static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
+{
+	struct sc_table *t;
+	struct sc_src s;
+	size_t n = 0, refused = 0;
+	int r;
+
+	for (t = tables; t; t = t->next)
+		if (t->start == start)
+			return 0;	/* LTO: the same table twice */
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->start = start;
+	t->stop = stop;
+	t->parked = !patching();
+	for (struct sy_sc_entry *e = start; e < stop; e++) {
+		uintptr_t code = entry_code(e);
+		struct sy_rseq_cs *cs;
+
+		e->flags = 0;
+		if (!e->meta || !entry_key(e) || !compiled_form(code)) {
+			char found[3 * SY_SC_END + 1];
+
+			sy_hex(found, sizeof(found), (const uint8_t *)code,
+			       SY_SC_END);
+			sy_report(SWITCHYARD_LOG_ERROR, NULL, code,
+				  "static call site " SY_REPORT_SITE " does not "
+				  "hold the code the header emits [%s]: left "
+				  "alone (its detour, or the compiled code, "
+				  "runs)", found);
+			e->flags = SC_DEAD;
+			refused++;
+			continue;
+		}
+		n++;
+		if (t->parked)
+			continue;
+		cs = desc_alloc();
+		if (!cs) {
+			t->parked = true;
+			sy_log(SWITCHYARD_LOG_WARN, "no memory below 2 GiB for "
+			       "rseq descriptors: static call sites of this "
+			       "object go through their detour");
+			continue;
+		}
+		cs->version = 0;
+		cs->flags = 0;
+		cs->start_ip = code + SY_SC_ARM;
+		cs->post_commit_offset = SY_SC_END - SY_SC_ARM;
+		cs->abort_ip = sy_arch_sc_detour(code);
+		e->flags = SC_OWN | (uint32_t)((uintptr_t)cs >> 5 << 2);
+	}
+	t->next = tables;
+	tables = t;
+	if (t->parked || !n) {
+		for (struct sy_sc_entry *e = start; e < stop; e++)
+			e->flags &= SC_DEAD;
+		return 0;
+	}
+	memset(&s, 0, sizeof(s));
+	s.table = t;
+	/*
+	 * imm32 and disp32 first, while the arm is still a load: a thread
+	 * running the site meanwhile (an object whose code runs before its
+	 * constructors did) may load a torn disp32, which lies between 0 and
+	 * the final value, inside the thread's descriptor (struct pthread):
+	 * harmless. The payloads too: the guards are JMP, nobody runs them.
+	 * Then the sync, so that no core runs the store with a stale imm32;
+	 * then the stores (one byte each), a sync, so that every thread that
+	 * passes a TEST guard has armed; then the guards.
+	 */
+	r = sc_apply(&s, STEP_SETUP, false, NULL);
+	if (!r)
+		r = sc_apply(&s, STEP_PAYLOAD, true, NULL);
+	if (!r)
+		r = sc_apply(&s, STEP_ARM, true, NULL);
+	if (!r)
+		r = sc_apply(&s, STEP_GUARD_TEST, true, NULL);
+	if (r) {
+		sy_log(SWITCHYARD_LOG_WARN, "static call sites of an object "
+		       "could not be patched (%s): they go through their "
+		       "detour", strerror(-r));
+		/* whatever was written is harmless with the guards on JMP */
+	}
+	return 0;
+}
+
+int sy__register_static_call_sites(struct sy_sc_entry *start,
+				   struct sy_sc_entry *stop)
+{
+	if (!start || stop < start)
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+}
+
+static int unregister_locked(struct sy_sc_entry *start)
+{
+	for (struct sc_table **pt = &tables; *pt; pt = &(*pt)->next) {
+		struct sc_table *t = *pt;
+
+		if (t->start != start)
+			continue;
+		/* Empty the descriptors (one 8-byte store each: the kernel
+		 * reads the old length or 0); never unmapped. */
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			struct sy_rseq_cs *cs;
+
+			if (!(e->flags & SC_OWN))
+				continue;
+			cs = (struct sy_rseq_cs *)sc_desc_of(e);
+			__atomic_store_n(&cs->post_commit_offset, 0,
+					 __ATOMIC_RELAXED);
+		}
+		*pt = t->next;
+		free(t);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int sy__unregister_static_call_sites(struct sy_sc_entry *start,
+				     struct sy_sc_entry *stop)
+{
+	(void)stop;
+	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+}
+
+/* ---- update ------------------------------------------------------------- */
+
 static int update_locked(struct static_call_key *key, void (*func)(void))
 {
+	struct sc_src s;
+	size_t flipped = 0;
+	int r;
+
 	/*
-	 * Release: pairs with the acquire load of sy__static_call_load(). A
-	 * thread that calls the new target sees everything the updater wrote
-	 * before the update (the data the target relies on). A thread may
-	 * still call the old target after this returns if it loaded it just
-	 * before: as with the kernel's static_call_update(), the caller
-	 * waits for such calls itself if it must (e.g. before freeing what
-	 * the old target uses).
+	 * Step 0. Release: pairs with the acquire load of the detour (x86
+	 * loads are acquire) and of sy__static_call_load(): a thread that
+	 * calls the new target sees what the updater wrote before. A thread
+	 * may still call the old target after this returns if it was already
+	 * on its way: as with the kernel's static_call_update(), a caller
+	 * that frees what the old target uses waits for such calls itself.
 	 */
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
+	if (mode <= 0 || !tables)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	s.key = key;
+	s.target = func;
+	r = sc_apply(&s, STEP_GUARD_JMP, true, &flipped);	/* 1 */
+	if (r)
+		goto parked;
+	if (flipped) {
+		r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ); /* 2 */
+		if (r == -EPERM &&	/* a child after fork(): register */
+		    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
+			r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+		if (r)
+			goto parked;
+	}
+	r = sc_apply(&s, STEP_PAYLOAD, true, NULL);		/* 3 */
+	if (r)
+		goto parked;
+	r = sc_apply(&s, STEP_GUARD_TEST, false, NULL);	/* 4 */
+	if (r)
+		goto parked;
+	return 0;
+parked:
+	/* Every guard that could not be brought back is JMP: its detour
+	 * calls the new target. The update itself took effect. */
+	sy_log(SWITCHYARD_LOG_WARN, "static call update: sites could not "
+	       "be patched (%s); they call the new target through their "
+	       "detour", strerror(-r));
 	return 0;
 }
 

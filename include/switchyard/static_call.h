@@ -125,6 +125,298 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 #define EXPORT_STATIC_CALL_TRAMP(name) EXPORT_STATIC_CALL(name)
 #define EXPORT_STATIC_CALL_TRAMP_GPL(name) EXPORT_STATIC_CALL(name)
 
+/*
+ * struct sy__sc_meta - what a patched site knows of its static call (one per
+ * site, emitted by static_call()); not API.
+ */
+struct sy__sc_meta {
+	struct static_call_key *key;
+};
+
+#if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) &&               \
+	(defined(__GNUC__) || defined(__clang__))
+#include <switchyard/arch/x86_64_static_call.h>
+#endif
+
+#ifdef SY__ARCH_HAVE_STATIC_CALL
+/* ---- patched sites ------------------------------------------------------
+ *
+ * static_call(name)(args...) expands to
+ *	({ <HEAD: the site's meta, the call's type> SY__SC_TAIL (args...) })
+ * the preprocessor rescans SY__SC_TAIL together with the source's (args...):
+ * that is how the arguments reach the asm with the kernel's syntax. The
+ * argument count selects the asm (0..6, preprocessor-counted).
+ */
+#define SY__SC_ARG16(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13,   \
+		     _14, _15, _16, ...)                                       \
+	_16
+#define SY__SC_NARGS(...)                                                      \
+	SY__SC_ARG16(__VA_ARGS__, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, \
+		     2, 1, 0)
+#define SY__SC_HAS_COMMA(...)                                                  \
+	SY__SC_ARG16(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, \
+		     0)
+#define SY__SC_COMMA(...) ,
+#define SY__SC_CAT2_(a, b) a##b
+#define SY__SC_CAT2(a, b) SY__SC_CAT2_(a, b)
+#define SY__SC_CAT5(a, b, c, d, e) a##b##c##d##e
+#define SY__SC_EMPTY_CASE_0001 ,
+#define SY__SC_ISEMPTY_(a, b, c, d)                                            \
+	SY__SC_HAS_COMMA(SY__SC_CAT5(SY__SC_EMPTY_CASE_, a, b, c, d))
+/* 1 when called with no argument at all (Jens Gustedt's ISEMPTY) */
+#define SY__SC_ISEMPTY(...)                                                    \
+	SY__SC_ISEMPTY_(SY__SC_HAS_COMMA(__VA_ARGS__),                         \
+			SY__SC_HAS_COMMA(SY__SC_COMMA __VA_ARGS__),            \
+			SY__SC_HAS_COMMA(__VA_ARGS__()),                       \
+			SY__SC_HAS_COMMA(SY__SC_COMMA __VA_ARGS__()))
+#define SY__SC_N_1(...) 0
+#define SY__SC_N_0(...) SY__SC_NARGS(__VA_ARGS__)
+#define SY__SC_N(...)                                                          \
+	SY__SC_CAT2(SY__SC_N_, SY__SC_ISEMPTY(__VA_ARGS__))(__VA_ARGS__)
+
+#define SY__SC_TEMPS_0()
+#define SY__SC_TEMPS_1(a) long sy__t1 = SY__SC_CONV(0, a);
+#define SY__SC_TEMPS_2(a, b) SY__SC_TEMPS_1(a) long sy__t2 = SY__SC_CONV(1, b);
+#define SY__SC_TEMPS_3(a, b, c)                                                \
+	SY__SC_TEMPS_2(a, b) long sy__t3 = SY__SC_CONV(2, c);
+#define SY__SC_TEMPS_4(a, b, c, d)                                             \
+	SY__SC_TEMPS_3(a, b, c) long sy__t4 = SY__SC_CONV(3, d);
+#define SY__SC_TEMPS_5(a, b, c, d, e)                                          \
+	SY__SC_TEMPS_4(a, b, c, d) long sy__t5 = SY__SC_CONV(4, e);
+#define SY__SC_TEMPS_6(a, b, c, d, e, f)                                       \
+	SY__SC_TEMPS_5(a, b, c, d, e) long sy__t6 = SY__SC_CONV(5, f);
+
+#define SY__SC_SITE(n, ...)                                                    \
+	__extension__({                                                        \
+		SY__SC_TEMPS_##n(__VA_ARGS__)                                  \
+		SY__SC_ASM(n, &sy__sc_meta);                                   \
+	})
+#define SY__SC_SITE_N(n, ...) SY__SC_SITE(n, __VA_ARGS__)
+
+#ifdef __cplusplus
+#include <type_traits>
+namespace sy {
+template <unsigned I, class... A> struct sc_nth { typedef void type; };
+template <class H, class... T> struct sc_nth<0, H, T...> { typedef H type; };
+template <unsigned I, class H, class... T> struct sc_nth<I, H, T...> {
+	typedef typename sc_nth<I - 1, T...>::type type;
+};
+/* A value that travels in one 64-bit integer register. */
+template <class T> struct sc_word {
+	static const bool value =
+		(std::is_integral<T>::value || std::is_enum<T>::value ||
+		 std::is_pointer<T>::value) && sizeof(T) <= 8;
+};
+template <> struct sc_word<void> { static const bool value = false; };
+template <class... A> struct sc_words { static const bool value = true; };
+template <class H, class... T> struct sc_words<H, T...> {
+	static const bool value = sc_word<H>::value && sc_words<T...>::value;
+};
+#if defined(__cpp_exceptions) && !defined(SWITCHYARD_STATIC_CALL_NOTHROW)
+#define SY__SC_EXCEPTIONS 1
+#else
+#define SY__SC_EXCEPTIONS 0
+#endif
+template <class F> struct sc_sig { static const bool direct = false; };
+template <class R, class... A> struct sc_sig<R(A...)> {
+	typedef R ret;
+	template <unsigned I> struct arg { typedef typename sc_nth<I, A...>::type type; };
+	static const bool direct = !SY__SC_EXCEPTIONS && sizeof...(A) <= 6 &&
+		sc_words<A...>::value &&
+		(std::is_void<R>::value || sc_word<R>::value);
+};
+template <class R, class... A> struct sc_sig<R(A..., ...)> {
+	typedef R ret;
+	static const bool direct = false;
+};
+#ifdef __cpp_noexcept_function_type
+template <class R, class... A> struct sc_sig<R(A..., ...) noexcept> {
+	typedef R ret;
+	static const bool direct = false;
+};
+template <class R, class... A> struct sc_sig<R(A...) noexcept> {
+	typedef R ret;
+	template <unsigned I> struct arg { typedef typename sc_nth<I, A...>::type type; };
+	static const bool direct = sizeof...(A) <= 6 && sc_words<A...>::value &&
+		(std::is_void<R>::value || sc_word<R>::value);
+};
+#endif
+template <class P> __attribute__((always_inline)) inline long sc_long(P p)
+{
+	return (long)p;
+}
+template <class P> __attribute__((always_inline)) inline long sc_long(P *p)
+{
+	return (long)reinterpret_cast<unsigned long>(p);
+}
+template <class F, unsigned I, class A>
+__attribute__((always_inline)) inline long sc_arg(std::true_type, A &&a)
+{
+	typedef typename sc_sig<F>::template arg<I>::type P;
+	P p = static_cast<A &&>(a);	/* the call's implicit conversion */
+	return sc_long<P>(p);
+}
+template <class F, unsigned I, class A>
+__attribute__((always_inline)) inline long sc_arg(std::false_type, A &&)
+{
+	return 0;	/* not a patched site: never runs */
+}
+template <class F, unsigned I, class A>
+__attribute__((always_inline)) inline long sc_conv(A &&a)
+{
+	return sc_arg<F, I>(std::integral_constant<bool, sc_sig<F>::direct>(),
+			    static_cast<A &&>(a));
+}
+template <class R> struct sc_ret {
+	static R get(long raw) { return (R)raw; }
+};
+template <> struct sc_ret<void> { static void get(long) {} };
+template <> struct sc_ret<bool> {
+	static bool get(long raw) { return (unsigned char)raw != 0; }
+};
+template <class R> struct sc_ret<R *> {
+	static R *get(long raw) { return reinterpret_cast<R *>(raw); }
+};
+template <class F, bool D = sc_sig<F>::direct> struct sc_finish_ {
+	typedef typename sc_sig<F>::ret R;
+	static R get(long raw) { return sc_ret<R>::get(raw); }
+};
+template <class F> struct sc_finish_<F, false> {
+	typedef typename sc_sig<F>::ret R;
+	static R get(long) { __builtin_unreachable(); }	/* never runs */
+};
+template <class F>
+__attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw)
+{
+	return sc_finish_<F>::get(raw);
+}
+} /* namespace sy */
+#define SY__SC_CONV(i, a) ::sy::sc_conv<sy__sc_fn_t, i>(a)
+#define SY__SC_HEAD(name, load)                                                \
+	typedef __typeof__(STATIC_CALL_TRAMP(name)) sy__sc_fn_t;               \
+	static const struct sy__sc_meta sy__sc_meta = {                        \
+		&STATIC_CALL_KEY(name) };                                      \
+	void (*(*const sy__sc_load)(struct static_call_key *))(void) = load;    \
+	(void)sy__sc_meta;                                                     \
+	(void)sy__sc_load;
+#define SY__SC_FALLBACK(load)                                                  \
+	((sy__sc_fn_t *)load(sy__sc_meta.key))
+#define SY__SC_CXX_7(...) SY__SC_FALLBACK(sy__sc_load)(__VA_ARGS__)
+#define SY__SC_CXX_SITE(n, ...)                                                \
+	(::sy::sc_sig<sy__sc_fn_t>::direct                                     \
+		 ? ::sy::sc_finish<sy__sc_fn_t>(SY__SC_SITE_N(n, __VA_ARGS__)) \
+		 : SY__SC_FALLBACK(sy__sc_load)(__VA_ARGS__))
+#define SY__SC_CXX_0(...) SY__SC_CXX_SITE(0, )
+#define SY__SC_CXX_1(...) SY__SC_CXX_SITE(1, __VA_ARGS__)
+#define SY__SC_CXX_2(...) SY__SC_CXX_SITE(2, __VA_ARGS__)
+#define SY__SC_CXX_3(...) SY__SC_CXX_SITE(3, __VA_ARGS__)
+#define SY__SC_CXX_4(...) SY__SC_CXX_SITE(4, __VA_ARGS__)
+#define SY__SC_CXX_5(...) SY__SC_CXX_SITE(5, __VA_ARGS__)
+#define SY__SC_CXX_6(...) SY__SC_CXX_SITE(6, __VA_ARGS__)
+#define SY__SC_CXX_8 SY__SC_CXX_7
+#define SY__SC_CXX_9 SY__SC_CXX_7
+#define SY__SC_CXX_10 SY__SC_CXX_7
+#define SY__SC_CXX_11 SY__SC_CXX_7
+#define SY__SC_CXX_12 SY__SC_CXX_7
+#define SY__SC_CXX_13 SY__SC_CXX_7
+#define SY__SC_CXX_14 SY__SC_CXX_7
+#define SY__SC_CXX_15 SY__SC_CXX_7
+#define SY__SC_TAIL(...)                                                       \
+	SY__SC_CAT2(SY__SC_CXX_, SY__SC_N(__VA_ARGS__))(__VA_ARGS__); })
+#define SY__SC_CALL(name, load)                                                \
+	__extension__({ SY__SC_HEAD(name, load) SY__SC_TAIL
+#else /* C */
+#define SY__SC_CONV(i, a) ((long)(a))
+#define SY__SC_HEAD(name)                                                      \
+	__typeof__(&STATIC_CALL_TRAMP(name)) const sy__sc_fn = 0;              \
+	static const struct sy__sc_meta sy__sc_meta = {                        \
+		&STATIC_CALL_KEY(name) };
+#define SY__SC_PTRS_0
+#define SY__SC_PTRS_1 (void *)0
+#define SY__SC_PTRS_2 SY__SC_PTRS_1, (void *)0
+#define SY__SC_PTRS_3 SY__SC_PTRS_2, (void *)0
+#define SY__SC_PTRS_4 SY__SC_PTRS_3, (void *)0
+#define SY__SC_PTRS_5 SY__SC_PTRS_4, (void *)0
+#define SY__SC_PTRS_6 SY__SC_PTRS_5, (void *)0
+#define SY__SC_IS_VOID(...)                                                    \
+	__builtin_types_compatible_p(__typeof__(sy__sc_fn(__VA_ARGS__)), void)
+/* the return value, or 0 for a void function (not evaluated: in typeof) */
+#define SY__SC_RVAL(...)                                                       \
+	__builtin_choose_expr(SY__SC_IS_VOID(__VA_ARGS__), 0,                  \
+			      sy__sc_fn(__VA_ARGS__))
+#if defined(__clang__)
+#define SY__SC_PRAGMA_NOPROTO                                                  \
+	_Pragma("GCC diagnostic ignored \"-Wstrict-prototypes\"")
+#else
+#define SY__SC_PRAGMA_NOPROTO                                                  \
+	_Pragma("GCC diagnostic ignored \"-Wstrict-prototypes\"")             \
+	_Pragma("GCC diagnostic ignored \"-Wbad-function-cast\"")
+#endif
+/*
+ * Compile-time checks of a C site (the function's type is known, its
+ * parameter types are not, so they are tested):
+ *  1. the call as written: arity, and types (an integer for a pointer or
+ *     the converse is an error here, not a warning);
+ *  2. every parameter accepts a pointer: only integer and pointer
+ *     parameters do (double, struct parameters fail here);
+ *  3. the type is compatible with an unprototyped one: no parameter narrower
+ *     than int (char, short, _Bool, float) and no "...";
+ *  4. the return value is void, or an integer or pointer of 8 bytes or less.
+ */
+#define SY__SC_C_CHECK(n, ...)                                                 \
+	_Pragma("GCC diagnostic push")                                         \
+	_Pragma("GCC diagnostic error \"-Wint-conversion\"")                   \
+	_Pragma("GCC diagnostic error \"-Wincompatible-pointer-types\"")       \
+	if (0)                                                                 \
+		(void)sy__sc_fn(__VA_ARGS__);                                  \
+	_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")                 \
+	_Pragma("GCC diagnostic ignored \"-Wpedantic\"")                       \
+	if (0)                                                                 \
+		(void)sy__sc_fn(SY__SC_PTRS_##n);                              \
+	SY__SC_PRAGMA_NOPROTO                                                  \
+	_Static_assert(__builtin_types_compatible_p(                           \
+			       __typeof__(*sy__sc_fn),                          \
+			       __typeof__(__typeof__(sy__sc_fn(__VA_ARGS__))()))\
+		       , "static_call(): in C, parameters must be int-sized or " \
+		       "wider integers or pointers (no char, short, _Bool, "    \
+		       "float, no ...)");                                       \
+	_Static_assert(__builtin_classify_type(SY__SC_RVAL(__VA_ARGS__)) <= 5 && \
+		       sizeof(SY__SC_RVAL(__VA_ARGS__)) <= 8,                   \
+		       "static_call(): in C, the function must return void, "   \
+		       "an integer or a pointer");                              \
+	_Pragma("GCC diagnostic pop")
+#define SY__SC_C_RESULT(raw, ...)                                              \
+	__builtin_choose_expr(                                                 \
+		SY__SC_IS_VOID(__VA_ARGS__), (void)0,                          \
+		(__typeof__(SY__SC_RVAL(__VA_ARGS__)))__builtin_choose_expr(   \
+			__builtin_types_compatible_p(                          \
+				__typeof__(SY__SC_RVAL(__VA_ARGS__)), _Bool),  \
+			(unsigned char)(raw), (raw)))
+#define SY__SC_C(n, ...)                                                       \
+	SY__SC_C_CHECK(n, __VA_ARGS__)                                         \
+	long sy__raw = SY__SC_SITE_N(n, __VA_ARGS__);                          \
+	(void)sy__raw;                                                         \
+	SY__SC_C_RESULT(sy__raw, __VA_ARGS__);
+#define SY__SC_C_0(...) SY__SC_C(0, )
+#define SY__SC_C_1(...) SY__SC_C(1, __VA_ARGS__)
+#define SY__SC_C_2(...) SY__SC_C(2, __VA_ARGS__)
+#define SY__SC_C_3(...) SY__SC_C(3, __VA_ARGS__)
+#define SY__SC_C_4(...) SY__SC_C(4, __VA_ARGS__)
+#define SY__SC_C_5(...) SY__SC_C(5, __VA_ARGS__)
+#define SY__SC_C_6(...) SY__SC_C(6, __VA_ARGS__)
+#define SY__SC_TAIL(...)                                                       \
+	SY__SC_CAT2(SY__SC_C_, SY__SC_N(__VA_ARGS__))(__VA_ARGS__) })
+#define SY__SC_CALL(name, load) __extension__({ SY__SC_HEAD(name) SY__SC_TAIL
+#endif /* C */
+
+/* static_call(name)(args...) - call name's current target (nothing when
+ * it is NULL). Thread-safe; async-signal-safe. */
+#define static_call(name) SY__SC_CALL(name, sy__static_call_load)
+/* static_call_cond(name)(args...) - the same, for a void function. */
+#define static_call_cond(name) SY__SC_CALL(name, sy__static_call_cond_load)
+
+#else /* !SY__ARCH_HAVE_STATIC_CALL */
+
 /* static_call(name)(args...) - call name's current target. */
 #define static_call(name)                                                      \
 	((__typeof__(&STATIC_CALL_TRAMP(name)))                                \
@@ -135,6 +427,7 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 #define static_call_cond(name)                                                 \
 	(void)((__typeof__(&STATIC_CALL_TRAMP(name)))                          \
 		       sy__static_call_cond_load(&STATIC_CALL_KEY(name)))
+#endif /* SY__ARCH_HAVE_STATIC_CALL */
 
 /* static_call_query(name) - the current target (NULL for none). */
 #define static_call_query(name)                                                \

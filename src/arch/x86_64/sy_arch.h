@@ -255,4 +255,70 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 	return mem[0] == SY_X86_JMP8 || mem[0] == SY_X86_JMP32;
 }
 
+/*
+ * ---- static call sites (include/switchyard/arch/x86_64_static_call.h) ----
+ *
+ *   offset  bytes                    as compiled          patched
+ *   0       41 bb <imm32>            imm32 = 0            the descriptor
+ *   6       64 4c 8b 1c 25 <disp32>  load, disp32 = 0     8b -> 89 (store),
+ *                                                         disp32 = rseq + 8
+ *   15      e9/a9 <rel32>            JMP32 to the detour  TEST32 when the
+ *                                                         payload is in use
+ *   20      payload, 5 bytes         e8 00 00 00 00       e8 <rel32 target>,
+ *                                                         NOP5 (no target),
+ *                                                         31 c0 NOP3 (RET0)
+ *   25      the code after the site
+ * The rseq critical section is [6, 25): from the arm's store to the end of
+ * the payload; its abort handler is the detour, after the signature.
+ */
+#define SY_SC_IMM 2
+#define SY_SC_ARM 6
+#define SY_SC_ARM_OP 8
+#define SY_SC_DISP 11
+#define SY_SC_GUARD 15
+#define SY_SC_PAYLOAD 20
+#define SY_SC_END 25
+#define SY_SC_PAYLOAD_LEN 5
+#define SY_SC_RSEQ_SIG 0x53053053u	/* glibc's RSEQ_SIG on x86 */
+#define SY_X86_MOV_LOAD 0x8b
+#define SY_X86_MOV_STORE 0x89
+#define SY_X86_CALL32 0xe8
+
+static const uint8_t sy_sc_compiled_head[SY_SC_GUARD] = {
+	0x41, 0xbb, 0, 0, 0, 0, 0x64, 0x4c, 0x8b, 0x1c, 0x25, 0, 0, 0, 0
+};
+static const uint8_t sy_sc_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+static const uint8_t sy_sc_ret0[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };
+
+/* The payload that calls target from the site at code; false when target
+ * lies beyond rel32 reach. */
+static inline bool sy_arch_sc_call(uintptr_t code, uintptr_t target,
+				   uint8_t out[5])
+{
+	intptr_t rel = (intptr_t)target - (intptr_t)(code + SY_SC_END);
+	int32_t r32 = (int32_t)rel;
+
+	if (rel != r32)
+		return false;
+	out[0] = SY_X86_CALL32;
+	memcpy(out + 1, &r32, 4);
+	return true;
+}
+
+/* Whether p holds one of the payloads we write (or the compiled one). */
+static inline bool sy_arch_sc_is_payload(const uint8_t *p)
+{
+	return p[0] == SY_X86_CALL32 || !memcmp(p, sy_sc_nop5, 5) ||
+	       !memcmp(p, sy_sc_ret0, 5);
+}
+
+/* The detour a site's guard jumps to (its rel32, as compiled). */
+static inline uintptr_t sy_arch_sc_detour(uintptr_t code)
+{
+	int32_t rel;
+
+	memcpy(&rel, (const uint8_t *)code + SY_SC_GUARD + 1, 4);
+	return code + SY_SC_PAYLOAD + (intptr_t)rel;
+}
+
 #endif /* SY_ARCH_X86_64_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/arch/x86_64_static_call.h - static call sites for x86-64.
+ *
+ * Never include this file directly: <switchyard/static_call.h> selects it.
+ *
+ * A site is a direct call emitted by inline asm, guarded so that its rel32
+ * can be rewritten while other threads run it (src/static_call.c, and
+ * doc/DESIGN.md "Static calls"):
+ *
+ *   bytes                      insn                       role
+ *   mov %rsp,SV; lea -128(%rsp),%rsp; and $-16,%rsp        step over the red
+ *                                                          zone, align
+ *   41 bb <imm32>              mov $desc, %r11d           the site's rseq_cs
+ *                                                          descriptor (< 2 GiB)
+ *   64 4c 89 1c 25 <disp32>    mov %r11, %fs:disp32       arm: rseq->rseq_cs
+ *                                                          = desc
+ *   a9/e9 <rel32>              TEST32 / JMP32 detour      the guard
+ *   e8 <rel32>                 call target                the payload (or
+ *                                                          NOP5, or xor eax
+ *                                                          + NOP3 for RET0)
+ *   mov SV, %rsp
+ *
+ * As compiled, the arm is the load `mov %fs:0, %r11` (8b instead of 89,
+ * harmless: it reads the thread's TCB pointer) and the guard is the JMP32 to
+ * the detour, so a site that runs before its object registered, or in a
+ * process where the library cannot patch (no rseq), calls through the key.
+ * Registration writes imm32 and disp32 (= __rseq_offset + 8, known only at
+ * run time), turns the load into the store, writes the payload and turns
+ * the guard into the TEST.
+ *
+ * The detour, out of line in .text.unlikely, is the rseq abort handler: the
+ * signature 0x53053053 precedes it. It calls the key's current target (none
+ * when NULL) and jumps back after the payload.
+ *
+ * Each site adds a 16-byte record to section "sy_static_call_sites":
+ *   offset 0  8  meta - absolute address of the site's struct sy__sc_meta
+ *   offset 8  4  code - address of the site's `mov $desc` minus the field's
+ *   offset 12 4  flags (0)
+ *
+ * ABI at the site (the compiler sees one asm statement): arguments are bound
+ * to rdi, rsi, rdx, rcx, r8, r9 after all of them have been evaluated; the
+ * return value is rax; every caller-saved register, the flags, x87/MMX and
+ * vector state are clobbered; the stack pointer is saved in a callee-saved
+ * register, moved below the red zone and aligned to 16 for the call. The
+ * frame-address input forces an rbp frame in the enclosing function, so its
+ * CFA stays rbp-based across the site and unwinding from the target works.
+ */
+#ifndef SWITCHYARD_ARCH_X86_64_STATIC_CALL_H
+#define SWITCHYARD_ARCH_X86_64_STATIC_CALL_H
+
+#ifndef SWITCHYARD_STATIC_CALL_H
+#error "include <switchyard.h> or <switchyard/static_call.h>, not this file"
+#endif
+
+#define SY__ARCH_HAVE_STATIC_CALL 1
+
+#if defined(__clang__)
+#define SY__SC_META_OPERAND(m) "s"(m)
+#define SY__SC_META_PRINT "%c[sy_meta]"
+#else
+#define SY__SC_META_OPERAND(m) "X"(m)
+#define SY__SC_META_PRINT "%p[sy_meta]"
+#endif
+
+#define SY__SC_TEXT                                                            \
+	"mov %%rsp, %[sy_sv]\n\t"                                              \
+	"lea -128(%%rsp), %%rsp\n\t"                                           \
+	"and $-16, %%rsp\n"                                                    \
+	"771:\t.byte 0x41, 0xbb\n\t.long 0\n\t"                                \
+	".byte 0x64, 0x4c, 0x8b, 0x1c, 0x25\n\t.long 0\n\t"                    \
+	".byte 0xe9\n\t.long 776f - 774f\n"                                    \
+	"774:\t.byte 0xe8\n\t.long 0\n"                                        \
+	"775:\tmov %[sy_sv], %%rsp\n\t"                                        \
+	".pushsection sy_static_call_sites, \"aw\"\n\t"                        \
+	".balign 8\n\t"                                                        \
+	".quad " SY__SC_META_PRINT "\n\t"                                      \
+	".long 771b - ., 0\n\t"                                                \
+	".popsection\n\t"                                                      \
+	".pushsection .text.unlikely.sy_static_call, \"ax\", @progbits\n\t"   \
+	".long 0x53053053\n"                                                   \
+	"776:\tmovq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%r11\n\t"         \
+	"movq (%%r11), %%r11\n\t"                                              \
+	"movq (%%r11), %%r11\n\t"                                              \
+	"testq %%r11, %%r11\n\t"                                               \
+	"jz 775b\n\t"                                                          \
+	"call *%%r11\n\t"                                                      \
+	"jmp 775b\n\t"                                                         \
+	".popsection"
+
+#if defined(__AVX512F__)
+#define SY__SC_CLOBBER_AVX512                                                  \
+	, "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22",       \
+	"xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29",         \
+	"xmm30", "xmm31", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"
+#else
+#define SY__SC_CLOBBER_AVX512
+#endif
+
+/* Everything a callee may change, but the argument registers (operands). */
+#define SY__SC_CLOBBERS                                                        \
+	"r10", "r11", "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4",   \
+	"xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",     \
+	"xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",   \
+	"st(5)", "st(6)", "st(7)", "mm0", "mm1", "mm2", "mm3", "mm4", "mm5",   \
+	"mm6", "mm7" SY__SC_CLOBBER_AVX512
+
+#define SY__SC_BIND1 register long sy__r1 __asm__("rdi") = sy__t1;
+#define SY__SC_BIND2 SY__SC_BIND1 register long sy__r2 __asm__("rsi") = sy__t2;
+#define SY__SC_BIND3 SY__SC_BIND2 register long sy__r3 __asm__("rdx") = sy__t3;
+#define SY__SC_BIND4 SY__SC_BIND3 register long sy__r4 __asm__("rcx") = sy__t4;
+#define SY__SC_BIND5 SY__SC_BIND4 register long sy__r5 __asm__("r8") = sy__t5;
+#define SY__SC_BIND6 SY__SC_BIND5 register long sy__r6 __asm__("r9") = sy__t6;
+#define SY__SC_OUT1 , "+r"(sy__r1)
+#define SY__SC_OUT2 SY__SC_OUT1, "+r"(sy__r2)
+#define SY__SC_OUT3 SY__SC_OUT2, "+r"(sy__r3)
+#define SY__SC_OUT4 SY__SC_OUT3, "+r"(sy__r4)
+#define SY__SC_OUT5 SY__SC_OUT4, "+r"(sy__r5)
+#define SY__SC_OUT6 SY__SC_OUT5, "+r"(sy__r6)
+#define SY__SC_FREE0 "rdi", "rsi", "rdx", "rcx", "r8", "r9",
+#define SY__SC_FREE1 "rsi", "rdx", "rcx", "r8", "r9",
+#define SY__SC_FREE2 "rdx", "rcx", "r8", "r9",
+#define SY__SC_FREE3 "rcx", "r8", "r9",
+#define SY__SC_FREE4 "r8", "r9",
+#define SY__SC_FREE5 "r9",
+#define SY__SC_FREE6
+
+/*
+ * SY__SC_ASM(n, meta) - the site, with its n arguments already converted
+ * into the longs sy__t1..sy__tn (declared by the caller); a long: rax after
+ * the call. The temporaries are all evaluated before the first register
+ * variable is bound, so no argument expression can clobber a bound register.
+ */
+#define SY__SC_ASM(n, meta)                                                    \
+	__extension__({                                                        \
+		SY__SC_BIND##n                                                 \
+		register long sy__ret __asm__("rax");                          \
+		unsigned long sy__sv;                                          \
+		__asm__ volatile(SY__SC_TEXT                                   \
+				 : "=r"(sy__ret), [sy_sv] "=&r"(sy__sv)        \
+				   SY__SC_OUT##n                               \
+				 : [sy_meta] SY__SC_META_OPERAND(meta),        \
+				   "r"(__builtin_frame_address(0))             \
+				 : SY__SC_FREE##n SY__SC_CLOBBERS);            \
+		(void)sy__sv;                                                  \
+		sy__ret;                                                       \
+	})
+/* (SY__SC_BIND0 and SY__SC_OUT0 are empty) */
+#define SY__SC_BIND0
+#define SY__SC_OUT0
+
+/*
+ * Per-object glue, as for jump labels (arch/x86_64.h): the object's table of
+ * sites goes to the registry before any of its code runs, and comes back
+ * when it is unloaded. COMDAT group "sy__sc_dso_glue": one copy per object.
+ */
+#ifndef SY__NO_DSO_GLUE
+__asm__(".pushsection sy_static_call_sites, \"aw\"\n\t"
+	".popsection\n\t"
+	".hidden __start_sy_static_call_sites\n\t"
+	".hidden __stop_sy_static_call_sites\n\t"
+	".pushsection .text.sy__sc_dso_glue, \"axG\", @progbits, sy__sc_dso_glue, comdat\n"
+	"1:\tleaq __start_sy_static_call_sites(%rip), %rdi\n\t"
+	"leaq __stop_sy_static_call_sites(%rip), %rsi\n\t"
+	"jmp sy__register_static_call_sites@PLT\n"
+	"2:\tleaq __start_sy_static_call_sites(%rip), %rdi\n\t"
+	"leaq __stop_sy_static_call_sites(%rip), %rsi\n\t"
+	"jmp sy__unregister_static_call_sites@PLT\n\t"
+	".popsection\n\t"
+	".pushsection .init_array.00099, \"awG\", @init_array, sy__sc_dso_glue, comdat\n\t"
+	".balign 8\n\t"
+	".quad 1b\n\t"
+	".popsection\n\t"
+	".pushsection .fini_array.00099, \"awG\", @fini_array, sy__sc_dso_glue, comdat\n\t"
+	".balign 8\n\t"
+	".quad 2b\n\t"
+	".popsection");
+#endif
+
+#endif /* SWITCHYARD_ARCH_X86_64_STATIC_CALL_H */
