@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * torture_sc.c - static call updates while threads call through the site,
+ * every call counted per target, and the negative control that shows the
+ * count can catch a wrong write path.
+ *
+ *   torture_sc SECONDS         both runs below, each in a child process
+ *   torture_sc safe SECONDS    4 callers (2 block every signal) call
+ *                              static_call(sc_t)(); the main thread flips
+ *                              the target between tick_a and tick_b with
+ *                              static_call_update(); at the end, every call
+ *                              made was counted by exactly one target
+ *   torture_sc unsafe SECONDS  the same, but the main thread rewrites the
+ *                              payload's rel32 in place, as two 2-byte
+ *                              writes, with no protocol: must be caught
+ *                              (a crash or a miscount) within the time
+ *
+ * tick_a and tick_b are 128 KiB of int3 apart, so that a torn rel32 (the
+ * high half of one, the low half of the other) lands on int3: a thread
+ * that runs a torn call dies of SIGTRAP, even if it blocks every signal.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sy_test.h"
+
+#define CALLERS 4
+static long count_a, count_b;
+
+/* 128 KiB of int3 inside each target, jumped over, whatever order the
+ * compiler puts them in */
+#define INT3_PAD __asm__ volatile("jmp 1f\n\t.fill 131072, 1, 0xcc\n1:")
+
+__attribute__((noinline)) static void tick_a(long *n)
+{
+	INT3_PAD;
+	(*n)++;
+	__atomic_fetch_add(&count_a, 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) static void tick_b(long *n)
+{
+	INT3_PAD;
+	(*n)++;
+	__atomic_fetch_add(&count_b, 1, __ATOMIC_RELAXED);
+}
+
+DEFINE_STATIC_CALL(sc_t, tick_a);
+static int stop;
+
+static void *caller(void *arg)
+{
+	long *made = (long *)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		static_call(sc_t)(made);
+	return NULL;
+}
+
+static void *caller_blocking(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return caller(arg);
+}
+
+struct rec {
+	const struct sy__sc_meta *meta;
+	int32_t code;
+	uint32_t flags;
+};
+extern struct rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
+
+/* The payload of sc_t's site in caller() (the only one). */
+static uint8_t *the_payload(void)
+{
+	for (struct rec *r = __start_sy_static_call_sites;
+	     r < __stop_sy_static_call_sites; r++)
+		if (r->meta->key == &STATIC_CALL_KEY(sc_t))
+			return (uint8_t *)&r->code + r->code + 20;
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int run(int unsafe, double seconds)
+{
+	pthread_t t[CALLERS];
+	long made[CALLERS] = { 0 }, total = 0;
+	uint8_t *pl = the_payload();
+	int32_t rel[2];
+	long updates = 0;
+	int fd = -1;
+
+	CHECK(pl != NULL);
+	if (!pl)
+		return 1;
+	rel[0] = (int32_t)((intptr_t)tick_a - (intptr_t)(pl + 5));
+	rel[1] = (int32_t)((intptr_t)tick_b - (intptr_t)(pl + 5));
+	if (unsafe) {
+		/* the control is only as good as its torn values */
+		int32_t torn = (rel[0] & ~0xffff) | (rel[1] & 0xffff);
+		int32_t torn2 = (rel[1] & ~0xffff) | (rel[0] & 0xffff);
+
+		fd = open("/proc/self/mem", O_RDWR);
+		if (!(pl[0] == 0xe8 && pl[-5] == 0xa9) || fd < 0 ||
+		    *(uint8_t *)(pl + 5 + torn) != 0xcc ||
+		    *(uint8_t *)(pl + 5 + torn2) != 0xcc) {
+			fprintf(stderr, "cannot build the negative control: "
+				"torn calls would not land on int3\n");
+			return 3;
+		}
+	}
+	for (int i = 0; i < CALLERS; i++)
+		pthread_create(&t[i], NULL, i % 2 ? caller_blocking : caller,
+			       &made[i]);
+	for (double end = now() + seconds; now() < end; updates++) {
+		int to = (int)(updates % 2) ^ 1;	/* a -> b -> a ... */
+
+		if (!unsafe) {
+			CHECK_EQ(static_call_update(sc_t, to ? tick_b : tick_a),
+				 0);
+			continue;
+		}
+		/* no protocol: the rel32 in place, low half then high half */
+		if (pwrite(fd, &rel[to], 2, (off_t)(uintptr_t)(pl + 1)) != 2 ||
+		    pwrite(fd, (char *)&rel[to] + 2, 2,
+			   (off_t)(uintptr_t)(pl + 3)) != 2)
+			CHECK(0);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(t[i], NULL);
+		total += made[i];
+	}
+	printf("%s: %ld updates, %ld calls (a %ld, b %ld)\n",
+	       unsafe ? "unsafe" : "safe", updates, total, count_a, count_b);
+	CHECK(total > 0);
+	CHECK_EQ(count_a + count_b, total);
+	return sy_test_done(unsafe ? "torture_sc unsafe" : "torture_sc safe");
+}
+
+/* Run a mode in a child; its exit status (128 + signal if killed). */
+static int child(const char *self, const char *mode, const char *secs)
+{
+	int st;
+	pid_t p = fork();
+
+	if (p == 0) {
+		execl(self, self, mode, secs, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3)
+		return run(!strcmp(argv[1], "unsafe"), atof(argv[2]));
+	if (argc != 2) {
+		fprintf(stderr, "usage: torture_sc SECONDS | safe|unsafe SECONDS\n");
+		return 2;
+	}
+	const char *e = getenv("SWITCHYARD_STATIC_CALL");
+	extern const unsigned int __rseq_size __attribute__((weak));
+
+	if ((e && !strcmp(e, "detour")) || !&__rseq_size || __rseq_size < 20) {
+		printf("SKIP: sites are not patched here (no rseq)\n");
+		return 77;
+	}
+	int safe = child(argv[0], "safe", argv[1]);
+	int unsafe = child(argv[0], "unsafe", argv[1]);
+
+	printf("safe run: status %d (want 0); unsafe run: status %d "
+	       "(want a failure)\n", safe, unsafe);
+	CHECK_EQ(safe, 0);
+	CHECK(unsafe != 0 && unsafe != 3 && unsafe != 127);
+	return sy_test_done("torture_sc");
+}
