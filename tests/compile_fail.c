@@ -24,6 +24,13 @@ int i;	/* a run-time index */
 static int sc_int(int x) { return x; }
 static long sc_long(long x) { return x; }
 DEFINE_STATIC_CALL(sc, sc_int);
+/* signatures a C site refuses (cases 13-15); C++ calls them indirectly */
+static int sc_dbl_f(double x) { return (int)x; }
+static int sc_chr_f(char x) { return x; }
+static double sc_dret_f(int x) { return x; }
+DEFINE_STATIC_CALL(sc_dbl, sc_dbl_f);
+DEFINE_STATIC_CALL(sc_chr, sc_chr_f);
+DEFINE_STATIC_CALL(sc_dret, sc_dret_f);
 
 int f(void);
 int f(void)
@@ -44,6 +51,9 @@ int f(void)
 	r += static_call_update(sc, sc_int) + static_call_update(sc, NULL);
 	r += static_call(sc)(1);
 	(void)sc_long;
+	(void)sc_dbl_f;
+	(void)sc_chr_f;
+	(void)sc_dret_f;
 	return r;
 #elif CASE == 1	/* plain key in a typed branch */
 	return static_branch_likely(&plain);
@@ -73,5 +83,11 @@ int f(void)
 	return static_key_false(&plain_arr[i]);
 #elif CASE == 12	/* a static call updated to a function of another type */
 	return static_call_update(sc, sc_long);
+#elif CASE == 13	/* C, patched site: a double parameter */
+	return (int)static_call(sc_dbl)(1.0);
+#elif CASE == 14	/* C, patched site: a char parameter */
+	return static_call(sc_chr)(1);
+#elif CASE == 15	/* C, patched site: a double return */
+	return (int)static_call(sc_dret)(1);
 #endif
 }
