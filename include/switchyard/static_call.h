@@ -9,29 +9,62 @@
  *   ret = static_call(my_call)(arg1, arg2);
  *   static_call_update(my_call, other_impl);
  *
- * What this build does, on every architecture: a static call loads its
- * key's target (one load, acquire) and calls it indirectly; an update is
- * one atomic store, under the patch lock. Patched call sites (a direct
- * `call rel32` at each site) are not built yet; they will keep this API and
- * the key's layout (its reserved fields are for them).
+ * On x86-64 (gcc, clang), every static_call() is a patched site: a direct
+ * `call rel32` to the current target (arch/x86_64_static_call.h has the
+ * bytes), re-targeted by static_call_update() while other threads call
+ * through it, exactly (every call goes to the old or the new target, once),
+ * with no signal, through the poke engine of the keys (src/static_call.c and
+ * doc/DESIGN.md "Static calls" give the protocol and the rule behind each
+ * step). A NULL target leaves no call at the site, a RET0 target an inline
+ * `xor %eax,%eax`. A target beyond rel32 reach (a function in a shared
+ * library called from the executable, usually), a process where libc did
+ * not register rseq (valgrind, GLIBC_TUNABLES=glibc.pthread.rseq=0), and
+ * SWITCHYARD_STATIC_CALL=detour in the environment leave the site on its
+ * detour: an indirect call through the key, as exact. Elsewhere, and with
+ * SWITCHYARD_NO_PATCHING, a static call loads its key's target (acquire)
+ * and calls it indirectly.
  *
- * Signatures: any function type works (integer, pointer, floating point or
- * struct arguments and returns, any number of them, variadic): the call is
- * an ordinary C call through a pointer of the function's type. A target of
- * another type does not build: static_call_update() checks it at compile
- * time, in C (an incompatible pointer is made an error, whatever the
- * warning flags) and in C++. NULL is accepted as a target.
+ * Signatures of a patched site: up to six arguments, each an integer or
+ * pointer of at most 8 bytes, returning void, such an integer or a pointer.
+ *  - C: the function's parameter types are not visible to a macro, so they
+ *    are tested at compile time: other signatures (double, struct, char,
+ *    short, _Bool or float parameters, variadic functions, double or struct
+ *    returns, more than six arguments) do not build, with a message
+ *    "static_call(): in C ..." or the compiler's "incompatible type for
+ *    argument". Known gap: a __int128 parameter is not detected (do not).
+ *    Each argument is passed as the 64-bit value of its own type, which is
+ *    what the callee reads for int-sized and wider parameters.
+ *  - C++: templates see the exact types (char, short, bool parameters
+ *    work); any other signature, and in a build with exceptions a function
+ *    type that is not noexcept, compiles to an indirect call through the
+ *    key instead (correct for every signature; an exception cannot unwind
+ *    through an asm statement). SWITCHYARD_STATIC_CALL_NOTHROW defined
+ *    before the header promises that no target throws.
+ * At a patched site the enclosing function gets a frame pointer; the site
+ * costs its call plus 6 instructions (stack step, arm, guard).
  *
- * NULL and RET0 targets. static_call() of a NULL target calls address 0,
- * as in the kernel (a crash): use static_call_cond() for calls that may
- * have none. static_call_cond() is for functions returning void: with a
- * NULL target it calls an empty function instead, with the call's
- * arguments, which it ignores; a DEFINE_STATIC_CALL_RET0() target is
- * __static_call_return0(), which returns 0 (or NULL) whatever it is passed.
- * Both rest on what the kernel's generic static calls rest on: in the
- * x86-64 and AArch64 calling conventions, arguments a callee does not read
- * are harmless (C calls that undefined behaviour; clang's
- * -fsanitize=function reports it).
+ * Threads created with a raw clone() that libc did not register with rseq
+ * are not protected by the protocol: do not call patched sites from them
+ * while updates run.
+ *
+ * Without a patched site (detour or fallback), any function type works
+ * (integer, pointer, floating point or struct arguments and returns, any
+ * number of them, variadic): the call is an ordinary C call through a
+ * pointer of the function's type. A target of another type does not build:
+ * static_call_update() checks it at compile time, in C (an incompatible
+ * pointer is made an error, whatever the warning flags) and in C++. NULL is
+ * accepted as a target.
+ *
+ * NULL and RET0 targets. A patched site of a NULL target makes no call (the
+ * return value is then undefined: use static_call_cond() for void
+ * functions); an unpatched static_call() of a NULL target calls address 0,
+ * as in the kernel (a crash). static_call_cond() is for functions returning
+ * void: with a NULL target it calls nothing; a DEFINE_STATIC_CALL_RET0()
+ * target is __static_call_return0(), which returns 0 (or NULL) whatever it
+ * is passed. The unpatched forms rest on what the kernel's generic static
+ * calls rest on: in the x86-64 and AArch64 calling conventions, arguments a
+ * callee does not read are harmless (C calls that undefined behaviour;
+ * clang's -fsanitize=function reports it).
  *
  * Keys are global variables like static keys: defined in one object,
  * declared and called from others (executable, shared libraries, dlopen).
