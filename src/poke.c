@@ -85,12 +85,16 @@ __attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
 	sy_hex(want, sizeof(want), d->new_, d->len);
 	sy_hex(found, sizeof(found), code, d->len);
 	if (d->exact) {
+		bool trap = false;
+
+		for (unsigned i = 0; i < d->len; i++)
+			trap |= sy_arch_is_trap(code + i);
 		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
 			  "static call " SY_REPORT_KEY ": refusing to patch "
 			  "site " SY_REPORT_SITE ": expected [%s] or its other "
 			  "form, found [%s]%s; nothing written", want, found,
-			  memchr(code, SY_X86_INT3, d->len) ?
-			  " (an int3 may be a debugger breakpoint)" : "");
+			  trap ? " (a trap byte may be a debugger breakpoint)"
+			       : "");
 		return -EFAULT;
 	}
 	if (why == SY_SITE_TRAPPED) {
