@@ -277,7 +277,9 @@ static bool sc_next(void *ctx, struct sy_poke_desc *d)
 	struct sc_src *s = ctx;
 
 	while (s->t) {
-		while (s->e < s->t->stop) {
+		/* a parked table's guards stay JMP: not part of any step */
+		while (!(s->table == NULL && s->t->parked) &&
+		       s->e < s->t->stop) {
 			struct sy_sc_entry *e = s->e;
 			unsigned part = s->part;
 
@@ -336,7 +338,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 {
 	struct sc_table *t;
 	struct sc_src s;
-	size_t n = 0, refused = 0;
+	size_t n = 0;
 	int r;
 
 	for (t = tables; t; t = t->next)
@@ -364,7 +366,6 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 				  "alone (its detour, or the compiled code, "
 				  "runs)", found);
 			e->flags = SC_DEAD;
-			refused++;
 			continue;
 		}
 		n++;
@@ -412,10 +413,15 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	if (!r)
 		r = sc_apply(&s, STEP_GUARD_TEST, true, NULL);
 	if (r) {
+		/* The engine undid the failed batch; what earlier batches
+		 * wrote is harmless with the guards on JMP, and parking the
+		 * table keeps later updates from turning a guard to TEST in
+		 * front of an arm that may still be a load. Descriptors stay
+		 * owned, to be emptied at unload. */
+		t->parked = true;
 		sy_log(SWITCHYARD_LOG_WARN, "static call sites of an object "
 		       "could not be patched (%s): they go through their "
 		       "detour", strerror(-r));
-		/* whatever was written is harmless with the guards on JMP */
 	}
 	return 0;
 }
@@ -425,6 +431,8 @@ int sy__register_static_call_sites(struct sy_sc_entry *start,
 {
 	if (!start || stop < start)
 		return -EINVAL;
+	if (start == stop)	/* the header's glue in an object with no site */
+		return 0;
 	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
 }
 
@@ -456,14 +464,21 @@ static int unregister_locked(struct sy_sc_entry *start)
 int sy__unregister_static_call_sites(struct sy_sc_entry *start,
 				     struct sy_sc_entry *stop)
 {
-	(void)stop;
+	if (start == stop)
+		return 0;
 	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
 }
 
 /* ---- update ------------------------------------------------------------- */
 
+/* A failed RSEQ barrier may leave threads inside sections whose guards are
+ * JMP: the next update must run one before it writes a payload, even if it
+ * flips no guard itself. Patch lock. */
+static bool barrier_owed;
+
 static int update_locked(struct static_call_key *key, void (*func)(void))
 {
+	void (*old)(void) = __atomic_load_n(&key->func, __ATOMIC_RELAXED);
 	struct sc_src s;
 	size_t flipped = 0;
 	int r;
@@ -483,13 +498,18 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	s.key = key;
 	s.target = func;
 	r = sc_apply(&s, STEP_GUARD_JMP, true, &flipped);	/* 1 */
-	if (r)
-		goto parked;
-	if (flipped) {
+	if (r) {
+		/* Undone by the engine: the sites still call the old target
+		 * directly, so the key goes back too (nothing changed). */
+		__atomic_store_n(&key->func, old, __ATOMIC_RELEASE);
+		return r;
+	}
+	if (flipped || barrier_owed) {
 		r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ); /* 2 */
 		if (r == -EPERM &&	/* a child after fork(): register */
 		    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
 			r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+		barrier_owed = r != 0;
 		if (r)
 			goto parked;
 	}
@@ -501,8 +521,9 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 		goto parked;
 	return 0;
 parked:
-	/* Every guard that could not be brought back is JMP: its detour
-	 * calls the new target. The update itself took effect. */
+	/* Steps 2-4: every guard of the key is JMP (a failed batch is
+	 * undone by the engine), so every call goes through a detour, which
+	 * calls the new target: the update itself took effect. */
 	sy_log(SWITCHYARD_LOG_WARN, "static call update: sites could not "
 	       "be patched (%s); they call the new target through their "
 	       "detour", strerror(-r));

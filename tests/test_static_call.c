@@ -10,6 +10,8 @@
  * as C++.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -72,12 +74,9 @@ static int check_sites(struct static_call_key *key)
 	}
 	return n;
 }
-#else
-static int check_sites(struct static_call_key *key)
-{
-	(void)key;
-	return 1;
-}
+#define CHECK_SITES(key) CHECK(check_sites(key) >= 1)
+#else	/* no patched sites in this build: nothing to look at */
+#define CHECK_SITES(key) ((void)(key))
 #endif
 
 static int func_a(int x) { return x + 1; }
@@ -104,12 +103,12 @@ static void test_selftest_sequence(void)
 		CHECK_EQ(static_call(sc_selftest)(seq[i].val), seq[i].expect);
 		CHECK(static_call_query(sc_selftest) ==
 		      (seq[i].func ? seq[i].func : func_a));
-		CHECK(check_sites(&STATIC_CALL_KEY(sc_selftest)) >= 1);
+		CHECK_SITES(&STATIC_CALL_KEY(sc_selftest));
 	}
 	/* NULL, then back: query says so; static_call_cond() is for void */
 	CHECK_EQ(static_call_update(sc_selftest, NULL), 0);
 	CHECK(static_call_query(sc_selftest) == NULL);
-	CHECK(check_sites(&STATIC_CALL_KEY(sc_selftest)) >= 1);
+	CHECK_SITES(&STATIC_CALL_KEY(sc_selftest));
 	CHECK_EQ(static_call_update(sc_selftest, func_a), 0);
 	CHECK_EQ(static_call(sc_selftest)(1), 2);
 }
@@ -215,11 +214,56 @@ static void test_update_while_calling(void)
 	CHECK(static_call_query(sc_tick) == tick_a);
 }
 
+#ifdef SY__ARCH_HAVE_STATIC_CALL
+/* A payload holding unexpected bytes is refused, never overwritten; the
+ * update still takes effect, through the site's detour. */
+static int ref_a(int x) { return x + 10; }
+static int ref_b(int x) { return x + 20; }
+DEFINE_STATIC_CALL(sc_refuse, ref_a);
+
+__attribute__((noinline)) static int call_refuse(int x)
+{
+	return static_call(sc_refuse)(x);
+}
+
+static void test_refused_payload(void)
+{
+	uint8_t *c = NULL, bad[5] = { 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
+	int fd;
+
+	if (!patched_mode())
+		return;
+	CHECK_EQ(call_refuse(1), 11);
+	for (struct sc_rec *r = __start_sy_static_call_sites;
+	     r < __stop_sy_static_call_sites; r++)
+		if (r->meta->key == &STATIC_CALL_KEY(sc_refuse))
+			c = (uint8_t *)&r->code + r->code;
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	fd = open("/proc/self/mem", O_RDWR);
+	CHECK(fd >= 0);
+	/* the guard first (the site must not run the payload meanwhile) */
+	CHECK(pwrite(fd, "\xe9", 1, (off_t)(uintptr_t)(c + 15)) == 1);
+	CHECK(pwrite(fd, bad, 5, (off_t)(uintptr_t)(c + 20)) == 5);
+	close(fd);
+	CHECK_EQ(static_call_update(sc_refuse, ref_b), 0);
+	CHECK(!memcmp(c + 20, bad, 5));		/* not overwritten */
+	CHECK_EQ(c[15], 0xe9);			/* parked on its detour */
+	CHECK_EQ(call_refuse(1), 21);		/* the new target */
+}
+#else
+static void test_refused_payload(void)
+{
+}
+#endif
+
 int main(void)
 {
 	test_selftest_sequence();
 	test_cond();
 	test_ret0_and_signatures();
 	test_update_while_calling();
+	test_refused_payload();
 	return sy_test_done("static_call");
 }
