@@ -4,12 +4,12 @@
  * target, and the patched call sites of every registered object.
  *
  * A site (see src/arch/x86_64/sy_arch.h for the bytes) arms the thread's
- * rseq area with its own descriptor, passes a one-byte guard (TEST32, or
- * JMP32 to its detour) and runs its payload: a direct `call target`, a NOP5
- * for a NULL target, `xor %eax,%eax` for RET0. The rseq critical section
- * runs from the arm's store to the end of the payload, and its abort
- * handler is the detour, which calls the key's current target through the
- * key and jumps back. Whatever happens, a pass through a site makes exactly
+ * rseq area with its own descriptor (one store of an imm32), passes a
+ * one-byte guard (TEST32, or CALL32 to its detour) and runs its payload: a
+ * direct `call target`, a NOP5 for a NULL target, `xor %eax,%eax` for RET0.
+ * The rseq critical section runs from the arm to the end of the payload, and
+ * its abort handler is the detour, which calls the key's current target
+ * through the key and returns after the payload. Whatever happens, a pass through a site makes exactly
  * one call: the payload's, or the detour's (a thread interrupted inside the
  * section restarts at the detour before the payload's call was made; once
  * the call was made it is outside the section).
@@ -17,6 +17,9 @@
  * An update (update_locked()), the rule behind each step:
  *  0. Store the new target in the key (release). Every detour from now on
  *     calls it.
+ * ("JMP" below: the guard's detour form, a CALL32 to the detour; it was a
+ * JMP32 once, and the rules are the same for any 5-byte opcode whose rel32
+ * is shared with the TEST.)
  *  1. Flip every guard of the key's sites that is TEST to JMP: one-byte
  *     stores, what the keys rest on (a thread fetches the old or the new
  *     opcode, and rel32 is the same in both). Sync: membarrier
@@ -55,6 +58,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+#define SY_SC_GUARD_DETOUR SY_X86_CALL32
 
 long __static_call_return0(void)
 {
@@ -230,7 +235,7 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 		d->addr = code + SY_SC_GUARD;
 		d->len = 1;
 		d->old[0] = SY_X86_TEST32;
-		d->new_[0] = SY_X86_JMP32;
+		d->new_[0] = SY_SC_GUARD_DETOUR;
 		return true;
 	case STEP_PAYLOAD:
 		if (!has || !memcmp(mem + SY_SC_PAYLOAD, pl, 5))
@@ -250,7 +255,7 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 			return false;
 		d->addr = code + SY_SC_GUARD;
 		d->len = 1;
-		d->old[0] = SY_X86_JMP32;
+		d->old[0] = SY_SC_GUARD_DETOUR;
 		d->new_[0] = SY_X86_TEST32;
 		return true;
 	case STEP_SETUP: {
@@ -265,8 +270,8 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 	case STEP_ARM:
 		d->addr = code + SY_SC_ARM_OP;
 		d->len = 1;
-		d->old[0] = SY_X86_MOV_LOAD;
-		d->new_[0] = SY_X86_MOV_STORE;
+		d->old[0] = SY_X86_TEST_IMM;
+		d->new_[0] = SY_X86_MOV_IMM;
 		return true;
 	}
 	return false;
@@ -326,11 +331,11 @@ static bool compiled_form(uintptr_t code)
 	uintptr_t detour;
 
 	if (memcmp(p, sy_sc_compiled_head, SY_SC_GUARD) ||
-	    p[SY_SC_GUARD] != SY_X86_JMP32 ||
+	    p[SY_SC_GUARD] != SY_SC_GUARD_DETOUR ||
 	    memcmp(p + SY_SC_PAYLOAD, "\xe8\0\0\0\0", 5))
 		return false;
 	detour = sy_arch_sc_detour(code);
-	memcpy(&sig, (const void *)(detour - 4), 4);
+	memcpy(&sig, (const void *)(detour - SY_SC_ABORT_BACK - 4), 4);
 	return sig == SY_SC_RSEQ_SIG;
 }
 
@@ -383,7 +388,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		cs->flags = 0;
 		cs->start_ip = code + SY_SC_ARM;
 		cs->post_commit_offset = SY_SC_END - SY_SC_ARM;
-		cs->abort_ip = sy_arch_sc_detour(code);
+		cs->abort_ip = sy_arch_sc_detour(code) - SY_SC_ABORT_BACK;
 		e->flags = SC_OWN | (uint32_t)((uintptr_t)cs >> 5 << 2);
 	}
 	t->next = tables;

@@ -23,9 +23,14 @@
  * The sites: this object's records (the glue's section), and what each
  * site of a key must hold for the key's target: with rseq, the guard
  * TEST32 (a9) and a direct call to the target (e8 rel32), a NOP5 for NULL,
- * xor %eax,%eax for RET0, the guard JMP32 (e9) for a target out of reach;
- * without (SWITCHYARD_STATIC_CALL=detour, valgrind), the guard JMP32.
+ * xor %eax,%eax for RET0, the guard CALL32 to the detour (e8) for a target
+ * out of reach; without (SWITCHYARD_STATIC_CALL=detour, valgrind), the
+ * guard CALL32. Offsets: src/arch/x86_64/sy_arch.h.
  */
+#define SC_ARM_OP 2		/* f7 test as compiled, c7 store when armed */
+#define SC_GUARD 13
+#define SC_PAYLOAD 18
+#define SC_END 23
 struct sc_rec {
 	const struct sy__sc_meta *meta;
 	int32_t code;
@@ -59,18 +64,19 @@ static int check_sites(struct static_call_key *key)
 			continue;
 		n++;
 		if (!patched_mode()) {
-			CHECK_EQ(c[15], 0xe9);
+			CHECK_EQ(c[SC_GUARD], 0xe8);
 			continue;
 		}
-		CHECK_EQ(c[8], 0x89);	/* the arm stores */
-		CHECK_EQ(c[15], 0xa9);	/* the guard lets the payload run */
-		memcpy(&rel, c + 21, 4);
+		CHECK_EQ(c[SC_ARM_OP], 0xc7);	/* the arm stores */
+		CHECK_EQ(c[SC_GUARD], 0xa9);	/* the guard lets the payload run */
+		memcpy(&rel, c + SC_PAYLOAD + 1, 4);
 		if (!f)
-			CHECK(!memcmp(c + 20, "\x0f\x1f\x44\x00\x00", 5));
+			CHECK(!memcmp(c + SC_PAYLOAD, "\x0f\x1f\x44\x00\x00", 5));
 		else if (f == (uintptr_t)__static_call_return0)
-			CHECK(!memcmp(c + 20, "\x31\xc0\x0f\x1f\x00", 5));
+			CHECK(!memcmp(c + SC_PAYLOAD, "\x31\xc0\x0f\x1f\x00", 5));
 		else
-			CHECK(c[20] == 0xe8 && (uintptr_t)(c + 25) + rel == f);
+			CHECK(c[SC_PAYLOAD] == 0xe8 &&
+			      (uintptr_t)(c + SC_END) + rel == f);
 	}
 	return n;
 }
@@ -244,12 +250,12 @@ static void test_refused_payload(void)
 	fd = open("/proc/self/mem", O_RDWR);
 	CHECK(fd >= 0);
 	/* the guard first (the site must not run the payload meanwhile) */
-	CHECK(pwrite(fd, "\xe9", 1, (off_t)(uintptr_t)(c + 15)) == 1);
-	CHECK(pwrite(fd, bad, 5, (off_t)(uintptr_t)(c + 20)) == 5);
+	CHECK(pwrite(fd, "\xe8", 1, (off_t)(uintptr_t)(c + SC_GUARD)) == 1);
+	CHECK(pwrite(fd, bad, 5, (off_t)(uintptr_t)(c + SC_PAYLOAD)) == 5);
 	close(fd);
 	CHECK_EQ(static_call_update(sc_refuse, ref_b), 0);
-	CHECK(!memcmp(c + 20, bad, 5));		/* not overwritten */
-	CHECK_EQ(c[15], 0xe9);			/* parked on its detour */
+	CHECK(!memcmp(c + SC_PAYLOAD, bad, 5));	/* not overwritten */
+	CHECK_EQ(c[SC_GUARD], 0xe8);		/* parked on its detour */
 	CHECK_EQ(call_refuse(1), 21);		/* the new target */
 }
 #else

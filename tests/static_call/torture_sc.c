@@ -85,7 +85,7 @@ static uint8_t *the_payload(void)
 	for (struct rec *r = __start_sy_static_call_sites;
 	     r < __stop_sy_static_call_sites; r++)
 		if (r->meta->key == &STATIC_CALL_KEY(sc_t))
-			return (uint8_t *)&r->code + r->code + 20;
+			return (uint8_t *)&r->code + r->code + 18;	/* payload */
 	return NULL;
 }
 

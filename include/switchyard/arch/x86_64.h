@@ -68,7 +68,7 @@
 		__label__ sy__l_yes, sy__l_out;                                \
 		int sy__ret;                                                   \
 		__asm__ goto("1:\tjmp %l[sy__l_yes]\n\t"                        \
-			     ".pushsection sy_jump_entries, \"aw\"\n\t"         \
+			     ".pushsection sy_jump_entries, \"aw?\"\n\t"         \
 			     ".balign 8\n\t"                                    \
 			     ".long 1b - ., %l[sy__l_yes] - .\n\t"              \
 			     ".quad " SY__KEY_PRINT " + %c1\n\t"                \

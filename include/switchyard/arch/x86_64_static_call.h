@@ -63,30 +63,110 @@
 #define SY__SC_META_PRINT "%p[sy_meta]"
 #endif
 
+/*
+ * The detour, with its unwind information. Entered two ways:
+ *   - by the guard's call (guard CALL32): the return address is the payload;
+ *     `addq $5` makes it the end of the site, and the detour is an ordinary
+ *     function from there on (its frame is what gdb's `next` steps over and
+ *     what a backtrace from the target walks through);
+ *   - by the kernel as the rseq abort handler (after the signature): nothing
+ *     pushed yet; the lea + push build the same frame as the call. Before
+ *     the signature: the offset of the end of the site, for the unwinder.
+ * It calls the key's target (none when NULL) with rsp % 16 == 0 when the
+ * site aligned it, and returns after the payload. Only rax is used (the
+ * call's result register): callee-save sites reuse it unchanged.
+ *
+ * Its FDE is written by hand (GAS cannot open a second .cfi_startproc inside
+ * the enclosing function's). Rows (DWARF register 0 = rax, 7 = rsp, 16 =
+ * the return address, here read as the pc by gdb):
+ *   776 abort entry   CFA = rsp, RA = pc - 8 + the pc-relative offset of
+ *                     the end of the site stored before the signature
+ *   +7 after lea      RA = rax + 5
+ *   777 after push    CFA = rsp + 8, RA = [rsp] + 5
+ *   778 after addq    CFA = rsp + 8, RA at CFA-8
+ *   779 after sub     CFA = rsp + 16
+ *   781 at ret        CFA = rsp + 8
+ * The abort entry matters to gdb: single-stepping a patched site, every
+ * step inside the rseq section is a preemption and restarts at the abort
+ * entry; gdb's `next` finds the site as the caller there, and resumes the
+ * thread until the detour returns to it. rbp is never touched.
+ */
+/* (SY__SC_TEST_NO_FDE: the negative control of tests/gdb/check_gdb_sc.sh) */
+#ifdef SY__SC_TEST_NO_FDE
+#define SY__SC_FDE ""
+#else
+#define SY__SC_FDE                                                             \
+	".pushsection .eh_frame, \"a\", @unwind\n"                             \
+	"783:\t.long 785f - 784f\n"                                            \
+	"784:\t.long 0\n\t"                    /* CIE */                       \
+	".byte 1\n\t"                          /* version */                   \
+	".asciz \"zR\"\n\t"                                                    \
+	".byte 1, 0x78, 16, 1, 0x1b\n\t" /* code 1, data -8, RA 16, pcrel s4 */ \
+	".byte 0x0c, 7, 8, 0x90, 1\n\t"        /* CFA rsp+8, RA at CFA-8 */    \
+	".balign 8, 0\n"                                                       \
+	"785:\t.long 787f - 786f\n"                                            \
+	"786:\t.long 786b - 783b\n\t"          /* FDE: its CIE */              \
+	".long 776b - .\n\t"                                                   \
+	".long 782b - 776b\n\t"                                                \
+	".byte 0\n\t"                                                          \
+	".byte 0x0c, 7, 0\n\t"                 /* CFA rsp */                   \
+	/* RA = pc - 8 + sext32([pc - 8]), as v - ((v & 2^31) << 1) with v	\
+	 * the 8-byte load shifted left and right by 32: the operations	\
+	 * valgrind's CFI reader knows (no dup, xor, shra, deref_size) */	\
+	".byte 0x16, 16, 24, 0x80, 0x78, 0x06, 0x08, 32, 0x24\n\t"            \
+	".byte 0x08, 32, 0x25, 0x80, 0x78, 0x06, 0x0c, 0, 0, 0, 0x80\n\t"     \
+	".byte 0x1a, 0x31, 0x24, 0x1c, 0x80, 0x78, 0x22\n\t"                  \
+	".byte 0x02, 770b - 776b\n\t"                                          \
+	".byte 0x16, 16, 2, 0x70, 5\n\t"       /* RA = rax + 5 */              \
+	".byte 0x02, 777b - 770b, 0x0e, 8\n\t" /* CFA rsp+8 */                 \
+	".byte 0x16, 16, 5, 0x77, 0, 0x06, 0x23, 5\n\t" /* RA = [rsp] + 5 */   \
+	".byte 0x02, 778b - 777b, 0x90, 1\n\t" /* RA at CFA-8 */               \
+	".byte 0x02, 779b - 778b, 0x0e, 16\n\t"                                \
+	".byte 0x02, 781b - 779b, 0x0e, 8\n\t"                                 \
+	".balign 8, 0\n"                                                       \
+	"787:\n\t"                                                             \
+	".popsection"
+#endif
+
+#define SY__SC_DETOUR                                                          \
+	".pushsection .text.unlikely.sy_static_call, \"ax?\", @progbits\n\t"  \
+	".long 775b - .\n\t"                                                   \
+	".long 0x53053053\n"                                                   \
+	"776:\tlea 774b(%%rip), %%rax\n"                                       \
+	"770:\tpush %%rax\n"                                                   \
+	"777:\taddq $5, (%%rsp)\n"                                             \
+	"778:\tsub $8, %%rsp\n"                                                \
+	"779:\tmovq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%rax\n\t"          \
+	"movq (%%rax), %%rax\n\t"                                              \
+	"movq (%%rax), %%rax\n\t"                                              \
+	"testq %%rax, %%rax\n\t"                                               \
+	"jz 780f\n\t"                                                          \
+	"call *%%rax\n"                                                        \
+	"780:\tadd $8, %%rsp\n"                                                \
+	"781:\tret\n"                                                          \
+	"782:\n\t"                                                             \
+	".popsection\n\t"                                                      \
+	SY__SC_FDE
+
+/*
+ * The site. The record and the detour join the enclosing function's section
+ * group ("?"), so that a C++ inline function or template instance whose
+ * COMDAT copy the linker discards takes its records and detours along.
+ */
 #define SY__SC_TEXT                                                            \
 	"mov %%rsp, %[sy_sv]\n\t"                                              \
 	"lea -128(%%rsp), %%rsp\n\t"                                           \
 	"and $-16, %%rsp\n"                                                    \
-	"771:\t.byte 0x41, 0xbb\n\t.long 0\n\t"                                \
-	".byte 0x64, 0x4c, 0x8b, 0x1c, 0x25\n\t.long 0\n\t"                    \
-	".byte 0xe9\n\t.long 776f - 774f\n"                                    \
+	"771:\t.byte 0x64, 0x48, 0xf7, 0x04, 0x25\n\t.long 0, 0\n\t"           \
+	".byte 0xe8\n\t.long 777f - 774f\n"                                    \
 	"774:\t.byte 0xe8\n\t.long 0\n"                                        \
 	"775:\tmov %[sy_sv], %%rsp\n\t"                                        \
-	".pushsection sy_static_call_sites, \"aw\"\n\t"                        \
+	".pushsection sy_static_call_sites, \"aw?\"\n\t"                       \
 	".balign 8\n\t"                                                        \
 	".quad " SY__SC_META_PRINT "\n\t"                                      \
 	".long 771b - ., 0\n\t"                                                \
 	".popsection\n\t"                                                      \
-	".pushsection .text.unlikely.sy_static_call, \"ax\", @progbits\n\t"   \
-	".long 0x53053053\n"                                                   \
-	"776:\tmovq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%r11\n\t"         \
-	"movq (%%r11), %%r11\n\t"                                              \
-	"movq (%%r11), %%r11\n\t"                                              \
-	"testq %%r11, %%r11\n\t"                                               \
-	"jz 775b\n\t"                                                          \
-	"call *%%r11\n\t"                                                      \
-	"jmp 775b\n\t"                                                         \
-	".popsection"
+	SY__SC_DETOUR
 
 #if defined(__AVX512F__)
 #define SY__SC_CLOBBER_AVX512                                                  \

@@ -258,34 +258,38 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 /*
  * ---- static call sites (include/switchyard/arch/x86_64_static_call.h) ----
  *
- *   offset  bytes                    as compiled          patched
- *   0       41 bb <imm32>            imm32 = 0            the descriptor
- *   6       64 4c 8b 1c 25 <disp32>  load, disp32 = 0     8b -> 89 (store),
- *                                                         disp32 = rseq + 8
- *   15      e9/a9 <rel32>            JMP32 to the detour  TEST32 when the
+ *   offset  bytes                        as compiled      patched
+ *   0       64 48 f7 04 25 <disp32> <imm32>
+ *           (test $imm32, %fs:disp32)    both 0           disp32 = rseq+8,
+ *                                                         imm32 = descriptor,
+ *                                                         then f7 -> c7: the
+ *                                                         store (movq $imm32)
+ *   13      e8/a9 <rel32>                CALL32 detour    TEST32 when the
  *                                                         payload is in use
- *   20      payload, 5 bytes         e8 00 00 00 00       e8 <rel32 target>,
+ *   18      payload, 5 bytes             e8 00 00 00 00   e8 <rel32 target>,
  *                                                         NOP5 (no target),
  *                                                         31 c0 NOP3 (RET0)
- *   25      the code after the site
- * The rseq critical section is [6, 25): from the arm's store to the end of
- * the payload; its abort handler is the detour, after the signature.
+ *   23      the code after the site
+ * The rseq critical section is [0, 23): from the arm to the end of the
+ * payload. The guard's rel32 points at the detour's call entry; its rseq
+ * abort entry lies SY_SC_ABORT_BACK bytes before, after the signature.
  */
-#define SY_SC_IMM 2
-#define SY_SC_ARM 6
-#define SY_SC_ARM_OP 8
-#define SY_SC_DISP 11
-#define SY_SC_GUARD 15
-#define SY_SC_PAYLOAD 20
-#define SY_SC_END 25
+#define SY_SC_ARM 0
+#define SY_SC_ARM_OP 2
+#define SY_SC_DISP 5
+#define SY_SC_IMM 9
+#define SY_SC_GUARD 13
+#define SY_SC_PAYLOAD 18
+#define SY_SC_END 23
 #define SY_SC_PAYLOAD_LEN 5
+#define SY_SC_ABORT_BACK 8	/* lea 774b(%rip), %rax; push %rax */
 #define SY_SC_RSEQ_SIG 0x53053053u	/* glibc's RSEQ_SIG on x86 */
-#define SY_X86_MOV_LOAD 0x8b
-#define SY_X86_MOV_STORE 0x89
+#define SY_X86_TEST_IMM 0xf7	/* test $imm32, r/m64 (F7 /0) */
+#define SY_X86_MOV_IMM 0xc7	/* mov $imm32, r/m64 (C7 /0) */
 #define SY_X86_CALL32 0xe8
 
 static const uint8_t sy_sc_compiled_head[SY_SC_GUARD] = {
-	0x41, 0xbb, 0, 0, 0, 0, 0x64, 0x4c, 0x8b, 0x1c, 0x25, 0, 0, 0, 0
+	0x64, 0x48, 0xf7, 0x04, 0x25, 0, 0, 0, 0, 0, 0, 0, 0
 };
 static const uint8_t sy_sc_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 static const uint8_t sy_sc_ret0[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };
@@ -312,7 +316,8 @@ static inline bool sy_arch_sc_is_payload(const uint8_t *p)
 	       !memcmp(p, sy_sc_ret0, 5);
 }
 
-/* The detour a site's guard jumps to (its rel32, as compiled). */
+/* The detour's call entry, which a site's guard calls (its rel32, as
+ * compiled); its rseq abort entry is SY_SC_ABORT_BACK bytes before. */
 static inline uintptr_t sy_arch_sc_detour(uintptr_t code)
 {
 	int32_t rel;
