@@ -99,7 +99,7 @@ enum stage {
 };
 
 static const char *const stage_name[] = {
-	"before any thread was armed", "armed, object still loaded",
+	"arming the thread, object loaded", "armed, object still loaded",
 	"object unloaded, thread not yet woken",
 	"waking and signalling the thread", "the thread came through",
 };
