@@ -286,6 +286,21 @@ static void split_cpus(pthread_attr_t *attr)
 	pthread_attr_setaffinity_np(attr, sizeof(one), &one);
 }
 
+/* Force the thread through the kernel (wake-up, a signal, the scheduler),
+ * and join it. */
+static void release(struct caller *c, pthread_t th, int fds[2])
+{
+	if (c->how == WAIT_BLOCK)
+		CHECK(write(fds[1], "x", 1) == 1);
+	else
+		__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+	sleep_ms(1);
+	CHECK_EQ(pthread_kill(th, SIGUSR1), 0);
+	pthread_join(th, NULL);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 struct tally {
 	int armed[2], rounds[2];	/* per wait_how */
 	int same_base;
@@ -383,6 +398,15 @@ static bool one_round(int r, const char *plugin, const char *ctl_mode,
 			CHECK(t->descs[i] != c.seen);	/* never reused */
 		t->descs[r] = c.seen;
 	}
+	if (!c.seen || (ctl_mode && !c.ctl_cleared)) {
+		/* nothing to test (the failed CHECK says why): give up */
+		release(&c, th, fds);
+		if (h)
+			dlclose(h);
+		if (page)
+			munmap(page, 4096);
+		return false;
+	}
 	if (c.how == WAIT_BLOCK)
 		for (int i = 0; i < 2000 && thread_state(c.tid) != 'S'; i++)
 			sleep_ms(1);
@@ -420,18 +444,8 @@ static bool one_round(int r, const char *plugin, const char *ctl_mode,
 		       (unsigned long long)d->abort_ip, armed ? "" : "not ");
 	fflush(stdout);
 
-	/* force the thread through the kernel: wake-up, a signal, the
-	 * scheduler */
 	set_stage(r, ST_FORCING);
-	if (c.how == WAIT_BLOCK)
-		CHECK(write(fds[1], "x", 1) == 1);
-	else
-		__atomic_store_n(&c.go, 1, __ATOMIC_RELEASE);
-	sleep_ms(1);
-	CHECK_EQ(pthread_kill(th, SIGUSR1), 0);
-	pthread_join(th, NULL);
-	close(fds[0]);
-	close(fds[1]);
+	release(&c, th, fds);
 	CHECK(c.after == 0);	/* the kernel cleared it */
 	set_stage(r, ST_SURVIVED);
 	return true;
