@@ -3,6 +3,7 @@
 # again with TSan, and run the unit tests (label "unit") under each.
 set -eu
 cd "$(dirname "$0")/.."
+root=$PWD	# the tests run in the build directory: $PWD is that there
 ./scripts/deps.sh
 gen=""
 command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
@@ -15,7 +16,7 @@ for san in address,undefined thread; do
 	echo "== $san"
 	(cd $dir && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ASAN_OPTIONS=detect_leaks=1 \
-		TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" \
+		TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
 		ctest -L unit --output-on-failure) || rc=1
 done
 exit $rc

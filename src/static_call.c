@@ -93,6 +93,7 @@ static uint32_t arm_disp;	/* __rseq_offset + 8: &rseq->rseq_cs */
 
 static struct sy_rseq_cs *pool;	/* the current page run of descriptors */
 static size_t pool_used, pool_cap;
+static uintptr_t tomb_abort;	/* after a signature, in the first run */
 
 static uintptr_t entry_code(const struct sy_sc_entry *e)
 {
@@ -160,6 +161,15 @@ static struct sy_rseq_cs *desc_alloc(void)
 		pool = p;	/* the old run stays: never unmapped */
 		pool_used = 0;
 		pool_cap = len / sizeof(*pool);
+		if (!tomb_abort) {
+			/* slot 0 of the first run: the signature, for the
+			 * descriptors of unloaded objects (unregister) */
+			uint32_t sig = SY_SC_RSEQ_SIG;
+
+			memcpy((char *)p + 4, &sig, 4);
+			tomb_abort = (uintptr_t)p + 8;
+			pool_used = 1;
+		}
 	}
 	return &pool[pool_used++];
 }
@@ -448,8 +458,17 @@ static int unregister_locked(struct sy_sc_entry *start)
 
 		if (t->start != start)
 			continue;
-		/* Empty the descriptors (one 8-byte store each: the kernel
-		 * reads the old length or 0); never unmapped. */
+		/*
+		 * Empty the descriptors, never unmapped: length 0 first, then
+		 * the abort address moved out of the object. The kernel reads
+		 * the signature before abort_ip before it looks at the IP
+		 * (kernel/rseq.c, rseq_get_rseq_cs()): an abort_ip left in
+		 * the unmapped object would fault, and kill a thread whose
+		 * rseq_cs still names the descriptor at its next preemption.
+		 * tomb_abort follows a signature that is never unmapped. The
+		 * object is still mapped while we store: any mix of old and
+		 * new fields the kernel may read meanwhile is harmless.
+		 */
 		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
 			struct sy_rseq_cs *cs;
 
@@ -457,6 +476,8 @@ static int unregister_locked(struct sy_sc_entry *start)
 				continue;
 			cs = (struct sy_rseq_cs *)sc_desc_of(e);
 			__atomic_store_n(&cs->post_commit_offset, 0,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&cs->abort_ip, tomb_abort,
 					 __ATOMIC_RELAXED);
 		}
 		*pt = t->next;

@@ -200,7 +200,8 @@ static void test_update_while_calling(void)
 	 * schedule them at all during 20,000 updates) */
 	while (__atomic_load_n(&count_a, __ATOMIC_RELAXED) < 1000)
 		sched_yield();
-	long before = count_a + count_b;
+	long before = __atomic_load_n(&count_a, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&count_b, __ATOMIC_RELAXED);
 
 	for (; updates < 20000 ||
 	       (__atomic_load_n(&count_a, __ATOMIC_RELAXED) +
