@@ -176,19 +176,100 @@ static struct sy_rseq_cs *desc_alloc(void)
 
 /* ---- the forms of a site ------------------------------------------------ */
 
-/* The payload for target f at the site at code: false when there is none
- * (f beyond rel32 reach: the site stays on its detour). */
-static bool payload_for(uintptr_t code, void (*f)(void), uint8_t out[5])
+/* ---- natives and callee-save targets ----------------------------------- */
+
+#define SC_NATIVES_MAX 64
+
+static struct {
+	void (*func)(void);
+	uint8_t len;
+	uint8_t code[SY_SC_ROOM_MAX];
+} natives[SC_NATIVES_MAX];	/* patch lock; entries never removed */
+static unsigned n_natives;
+
+static int native_of(void (*f)(void))
 {
+	for (unsigned i = 0; i < n_natives; i++)
+		if (natives[i].func == f)
+			return (int)i;
+	return -1;
+}
+
+/* Whether f is a callee-save function: it starts 8 bytes past a 16-byte
+ * boundary, after the mark (<switchyard/arch/x86_64_callee_save.h>); the
+ * 8 bytes before such an entry lie in its own page. */
+static bool callee_save(void (*f)(void))
+{
+	uintptr_t a = (uintptr_t)f;
+	uint64_t mark;
+
+	if ((a & 15) != 8)
+		return false;
+	memcpy(&mark, (const void *)(a - 8), 8);
+	return mark == SY__CS_MARK_VALUE;
+}
+
+static unsigned entry_room(const struct sy_sc_entry *e)
+{
+	return e->meta->kind & 15;
+}
+
+static bool entry_cs(const struct sy_sc_entry *e)
+{
+	return e->meta->kind & 16;
+}
+
+/* The payload for target f at site e: false when there is none (f beyond
+ * rel32 reach, or an ordinary function at a callee-save site: the site
+ * stays on its detour, which saves what f may change). */
+static bool payload_for(const struct sy_sc_entry *e, void (*f)(void),
+			uint8_t *out)
+{
+	uintptr_t code = entry_code(e);
+	unsigned room = entry_room(e);
+	int n = native_of(f);
+
 	if (!f) {
-		memcpy(out, sy_sc_nop5, 5);
+		sy_arch_nops(out, room);
 		return true;
 	}
 	if (f == (void (*)(void))__static_call_return0) {
-		memcpy(out, sy_sc_ret0, 5);
+		sy_arch_sc_inline(sy_sc_ret0, sizeof(sy_sc_ret0), room, out);
 		return true;
 	}
-	return sy_arch_sc_call(code, (uintptr_t)f, out);
+	if (n >= 0 && natives[n].len <= room) {
+		sy_arch_sc_inline(natives[n].code, natives[n].len, room, out);
+		return true;
+	}
+	if (entry_cs(e) && !callee_save(f))
+		return false;
+	return sy_arch_sc_call(code, room, (uintptr_t)f, out);
+}
+
+/* Whether p holds a payload we may have written at site e (or the compiled
+ * one): anything else is refused, not overwritten. */
+static bool known_payload(const struct sy_sc_entry *e, const uint8_t *p)
+{
+	unsigned room = entry_room(e);
+	uint8_t pl[SY_SC_ROOM_MAX];
+
+	if (sy_arch_sc_is_compiled_payload(p, room) ||
+	    sy_arch_sc_is_call(p, room))
+		return true;
+	payload_for(e, NULL, pl);
+	if (!memcmp(p, pl, room))
+		return true;
+	payload_for(e, (void (*)(void))__static_call_return0, pl);
+	if (!memcmp(p, pl, room))
+		return true;
+	for (unsigned i = 0; i < n_natives; i++) {
+		if (natives[i].len > room)
+			continue;
+		sy_arch_sc_inline(natives[i].code, natives[i].len, room, pl);
+		if (!memcmp(p, pl, room))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -232,8 +313,9 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 	const uint8_t *mem = (const uint8_t *)code;
 	void (*f)(void) = s->key ? s->target :
 		__atomic_load_n(&entry_key(e)->func, __ATOMIC_RELAXED);
-	uint8_t pl[5];
-	bool has = payload_for(code, f, pl);
+	unsigned room = entry_room(e);
+	uint8_t pl[SY_SC_ROOM_MAX];
+	bool has = payload_for(e, f, pl);
 
 	memset(d, 0, sizeof(*d));
 	d->exact = true;
@@ -248,17 +330,17 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 		d->new_[0] = SY_SC_GUARD_DETOUR;
 		return true;
 	case STEP_PAYLOAD:
-		if (!has || !memcmp(mem + SY_SC_PAYLOAD, pl, 5))
+		if (!has || !memcmp(mem + SY_SC_PAYLOAD, pl, room))
 			return false;
 		d->addr = code + SY_SC_PAYLOAD;
-		d->len = 5;
+		d->len = room;
 		/* what we wrote last (checked: one of our payloads), or else
 		 * the verify pass refuses the site */
-		if (sy_arch_sc_is_payload(mem + SY_SC_PAYLOAD))
-			memcpy(d->old, mem + SY_SC_PAYLOAD, 5);
+		if (known_payload(e, mem + SY_SC_PAYLOAD))
+			memcpy(d->old, mem + SY_SC_PAYLOAD, room);
 		else	/* unexpected bytes: make the verify pass refuse them */
-			memcpy(d->old, pl, 5), d->old[0] ^= 0xff;
-		memcpy(d->new_, pl, 5);
+			memcpy(d->old, pl, room), d->old[0] ^= 0xff;
+		memcpy(d->new_, pl, room);
 		return true;
 	case STEP_GUARD_TEST:
 		if (!has)
@@ -333,16 +415,17 @@ static int sc_apply(struct sc_src *s, enum sc_step step, bool sync,
 
 /* ---- registration ------------------------------------------------------- */
 
-/* Whether a site holds what the header's asm emitted. */
-static bool compiled_form(uintptr_t code)
+/* Whether site e holds what the header's asm emitted. */
+static bool compiled_form(const struct sy_sc_entry *e)
 {
+	uintptr_t code = entry_code(e);
 	const uint8_t *p = (const uint8_t *)code;
 	uint32_t sig;
 	uintptr_t detour;
 
 	if (memcmp(p, sy_sc_compiled_head, SY_SC_GUARD) ||
 	    p[SY_SC_GUARD] != SY_SC_GUARD_DETOUR ||
-	    memcmp(p + SY_SC_PAYLOAD, "\xe8\0\0\0\0", 5))
+	    !sy_arch_sc_is_compiled_payload(p + SY_SC_PAYLOAD, entry_room(e)))
 		return false;
 	detour = sy_arch_sc_detour(code);
 	memcpy(&sig, (const void *)(detour - SY_SC_ABORT_BACK - 4), 4);
@@ -370,11 +453,12 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		struct sy_rseq_cs *cs;
 
 		e->flags = 0;
-		if (!e->meta || !entry_key(e) || !compiled_form(code)) {
-			char found[3 * SY_SC_END + 1];
+		if (!e->meta || !entry_key(e) || entry_room(e) < 5 ||
+		    !compiled_form(e)) {
+			char found[3 * (SY_SC_PAYLOAD + 5) + 1];
 
 			sy_hex(found, sizeof(found), (const uint8_t *)code,
-			       SY_SC_END);
+			       SY_SC_PAYLOAD + 5);
 			sy_report(SWITCHYARD_LOG_ERROR, NULL, code,
 				  "static call site " SY_REPORT_SITE " does not "
 				  "hold the code the header emits [%s]: left "
@@ -397,7 +481,8 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		cs->version = 0;
 		cs->flags = 0;
 		cs->start_ip = code + SY_SC_ARM;
-		cs->post_commit_offset = SY_SC_END - SY_SC_ARM;
+		cs->post_commit_offset = SY_SC_PAYLOAD + entry_room(e) -
+					 SY_SC_ARM;
 		cs->abort_ip = sy_arch_sc_detour(code) - SY_SC_ABORT_BACK;
 		e->flags = SC_OWN | (uint32_t)((uintptr_t)cs >> 5 << 2);
 	}
@@ -561,4 +646,55 @@ int __static_call_update(struct static_call_key *key, void (*func)(void))
 	if (!key)
 		return -EINVAL;
 	return SY_GUARDED(SY_LOCKED(update_locked(key, func)));
+}
+
+/* ---- natives ------------------------------------------------------------ */
+
+static int native_locked(void (*func)(void), const void *code, size_t len)
+{
+	int n = native_of(func);
+
+	if (n >= 0) {
+		if (natives[n].len == len && !memcmp(natives[n].code, code, len))
+			return 0;	/* the same again (a dlopen'ed copy) */
+		return -EEXIST;
+	}
+	if (n_natives == SC_NATIVES_MAX)
+		return -ENOSPC;
+	natives[n_natives].func = func;
+	natives[n_natives].len = (uint8_t)len;
+	memcpy(natives[n_natives].code, code, len);
+	n_natives++;
+	/* The sites already calling func take the native: the update's
+	 * protocol again, per key (the same target: only payloads change). */
+	for (struct sc_table *t = tables; t; t = t->next) {
+		if (t->parked)
+			continue;
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			struct static_call_key *key;
+			uint8_t pl[SY_SC_ROOM_MAX];
+			int r;
+
+			if (!(e->flags & SC_OWN))
+				continue;
+			key = entry_key(e);
+			if (__atomic_load_n(&key->func, __ATOMIC_RELAXED) != func ||
+			    !payload_for(e, func, pl) ||
+			    !memcmp((const void *)(entry_code(e) + SY_SC_PAYLOAD),
+				    pl, entry_room(e)))
+				continue;	/* not func's, or done already */
+			r = update_locked(key, func);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int switchyard_static_call_native(void (*func)(void), const void *code,
+				  size_t len)
+{
+	if (!func || !code || !len || len > SY_SC_ROOM_MAX)
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(native_locked(func, code, len)));
 }

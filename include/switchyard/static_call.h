@@ -137,23 +137,132 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 }
 #endif
 
-#define DECLARE_STATIC_CALL(name, func)                                        \
+/*
+ * What the sites of a static call see at compile time, as the size of a
+ * typedef every declaration makes (a redeclaration with another kind in the
+ * same translation unit does not build): the payload's room in bytes (5 to
+ * 15: what an inline native may take) plus 16 for a callee-save call.
+ */
+#define SY__SC_KIND(name) __SCKIND__##name
+#define SY__DECLARE_STATIC_CALL(name, func, kind)                              \
 	extern struct static_call_key STATIC_CALL_KEY(name);                   \
-	extern __typeof__(func) STATIC_CALL_TRAMP(name)
+	extern __typeof__(func) STATIC_CALL_TRAMP(name);                       \
+	typedef char SY__SC_KIND(name)[kind]
+#define SY__SC_ROOM(room) ((room) >= 5 && (room) <= 15 ? (room) : -1)
 
-#define SY__DEFINE_STATIC_CALL(name, func, init)                               \
-	DECLARE_STATIC_CALL(name, func);                                       \
+#define DECLARE_STATIC_CALL(name, func) SY__DECLARE_STATIC_CALL(name, func, 5)
+
+#define SY__DEFINE_STATIC_CALL(name, func, init, kind)                         \
+	SY__DECLARE_STATIC_CALL(name, func, kind);                             \
 	struct static_call_key STATIC_CALL_KEY(name) = {                       \
 		(void (*)(void))(init), { 0, 0, 0 } }
 
 /* A static call whose target is func. */
-#define DEFINE_STATIC_CALL(name, func) SY__DEFINE_STATIC_CALL(name, func, func)
+#define DEFINE_STATIC_CALL(name, func)                                         \
+	SY__DEFINE_STATIC_CALL(name, func, func, 5)
 /* A static call with no target yet (static_call_cond() does nothing). */
 #define DEFINE_STATIC_CALL_NULL(name, func)                                    \
-	SY__DEFINE_STATIC_CALL(name, func, 0)
+	SY__DEFINE_STATIC_CALL(name, func, 0, 5)
 /* A static call whose target returns 0 (__static_call_return0). */
 #define DEFINE_STATIC_CALL_RET0(name, func)                                    \
-	SY__DEFINE_STATIC_CALL(name, func, __static_call_return0)
+	SY__DEFINE_STATIC_CALL(name, func, __static_call_return0, 5)
+
+/*
+ * Not in the kernel's static_call API (its paravirt ops have them):
+ *
+ * DECLARE_STATIC_CALL_NATIVE(name, func, room), DEFINE_STATIC_CALL_NATIVE()
+ * - a static call whose sites have room bytes (5 to 15) for an inline
+ * native (switchyard_static_call_native()) instead of 5. A site of such a
+ * call that holds a call costs one NOP more.
+ *
+ * DECLARE_STATIC_CALL_CALLEE_SAVE(name, func),
+ * DEFINE_STATIC_CALL_CALLEE_SAVE() - a static call whose sites clobber only
+ * rax, the flags and the vector state: its targets should be callee-save
+ * functions (SWITCHYARD_CALLEE_SAVE_THUNK(), or hand-written with
+ * SWITCHYARD_CALLEE_SAVE_ASM_ENTRY()). A site gets a direct call only to a
+ * callee-save target; any other target is called through the site's
+ * detour, which saves what a C function may change (correct, slower).
+ *
+ * Every declaration and definition of a static call in one translation unit
+ * must be of the same kind.
+ */
+#define DECLARE_STATIC_CALL_NATIVE(name, func, room)                           \
+	SY__DECLARE_STATIC_CALL(name, func, SY__SC_ROOM(room))
+#define DEFINE_STATIC_CALL_NATIVE(name, func, room)                            \
+	SY__DEFINE_STATIC_CALL(name, func, func, SY__SC_ROOM(room))
+#define DECLARE_STATIC_CALL_CALLEE_SAVE(name, func)                            \
+	SY__DECLARE_STATIC_CALL(name, func, 16 + 5)
+#define DEFINE_STATIC_CALL_CALLEE_SAVE(name, func)                             \
+	SY__DEFINE_STATIC_CALL(name, func, func, 16 + 5)
+
+/*
+ * switchyard_static_call_native - register code as the inline form of
+ * func: a site whose target is func and whose room is at least len bytes
+ * holds code (padded with a NOP) instead of a call; now and after every
+ * later update. code must behave as a call to func at the site does (func
+ * is what runs when the site goes through its detour), be position-
+ * independent (no rip-relative operand, no branch out of it), and change
+ * only rax, the flags and memory (callee-save sites rely on that); it runs
+ * with rsp below the red zone and may push and pop. len: 1 to 15.
+ * Returns 0, -EINVAL (len, or func NULL), -ENOSPC (64 natives already),
+ * -EEXIST (func has other code already), -EDEADLK (from a signal handler
+ * that interrupted a switchyard call on the same thread), or an error of
+ * the update of the sites already calling func (see __static_call_update).
+ * Thread-safe (the patch lock); not async-signal-safe.
+ */
+SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
+						 const void *code,
+						 size_t len);
+
+/*
+ * SWITCHYARD_STATIC_CALL_NATIVE(func, "insns") - assembles insns (AT&T
+ * syntax) and registers them as func's inline native before main() (or at
+ * dlopen). func: an identifier.
+ */
+#define SWITCHYARD_STATIC_CALL_NATIVE(func, insns)                             \
+	__asm__(".pushsection .rodata.sy_native, \"a\"\n"                      \
+		"sy__native_" #func ":\n\t" insns "\n"                         \
+		"sy__native_" #func "_end:\n\t"                                \
+		".popsection");                                                \
+	extern const unsigned char sy__native_##func[]                         \
+		__asm__("sy__native_" #func)                                   \
+		__attribute__((visibility("hidden")));                         \
+	extern const unsigned char sy__native_end_##func[]                     \
+		__asm__("sy__native_" #func "_end")                            \
+		__attribute__((visibility("hidden")));                         \
+	__attribute__((constructor)) static void sy__native_reg_##func(void)   \
+	{                                                                      \
+		switchyard_static_call_native(                                 \
+			(void (*)(void))func, sy__native_##func,               \
+			(size_t)(sy__native_end_##func - sy__native_##func));  \
+	}                                                                      \
+	typedef char sy__native_semicolon_##func
+
+/*
+ * SWITCHYARD_CALLEE_SAVE_THUNK(func) - defines a callee-save function of
+ * func's type that calls func (which must have external linkage, and C
+ * linkage in C++) and preserves every general register but rax: the
+ * kernel's PV_CALLEE_SAVE_REGS_THUNK. Name it SWITCHYARD_CALLEE_SAVE(func);
+ * SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func) declares it in other
+ * translation units. Where static calls are not patched sites it is func
+ * itself.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <switchyard/arch/x86_64_callee_save.h>
+#define SWITCHYARD_CALLEE_SAVE(func) sy__callee_save_##func
+#define SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)                             \
+	extern __typeof__(func) SWITCHYARD_CALLEE_SAVE(func)                   \
+		__asm__("sy__callee_save_" #func)
+#define SWITCHYARD_CALLEE_SAVE_THUNK(func)                                     \
+	SY__CALLEE_SAVE_THUNK(func, sy__callee_save_##func);                   \
+	SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)
+#else
+#define SWITCHYARD_CALLEE_SAVE(func) func
+#define SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)                             \
+	extern __typeof__(func) func
+#define SWITCHYARD_CALLEE_SAVE_THUNK(func)                                     \
+	SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)
+#endif
 
 /* The kernel exports keys to modules; here every object sees them: a
  * declaration again, so that the user's ";" after it stays valid ISO C. */
@@ -169,6 +278,7 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  */
 struct sy__sc_meta {
 	struct static_call_key *key;
+	unsigned long kind;	/* room + 16 for a callee-save site */
 };
 
 #if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) &&               \
@@ -224,10 +334,23 @@ struct sy__sc_meta {
 #define SY__SC_TEMPS_6(a, b, c, d, e, f)                                       \
 	SY__SC_TEMPS_5(a, b, c, d, e) long sy__t6 = SY__SC_CONV(5, f);
 
+/* the site's asm: callee-save or not, as the call's kind says (both are
+ * compiled, one is emitted: at -O0 clang emits both, one never runs) */
+#ifdef __cplusplus
+#define SY__SC_KIND_ASM(n)                                                     \
+	(sy__sc_kind >= 16 ? SY__SC_ASM_CS(n, &sy__sc_meta, sy__sc_kind & 15)  \
+			   : SY__SC_ASM(n, &sy__sc_meta, sy__sc_kind & 15))
+#else
+#define SY__SC_KIND_ASM(n)                                                     \
+	__builtin_choose_expr(                                                 \
+		sy__sc_kind >= 16,                                             \
+		SY__SC_ASM_CS(n, &sy__sc_meta, sy__sc_kind & 15),              \
+		SY__SC_ASM(n, &sy__sc_meta, sy__sc_kind & 15))
+#endif
 #define SY__SC_SITE(n, ...)                                                    \
 	__extension__({                                                        \
 		SY__SC_TEMPS_##n(__VA_ARGS__)                                  \
-		SY__SC_ASM(n, &sy__sc_meta);                                   \
+		SY__SC_KIND_ASM(n);                                            \
 	})
 #define SY__SC_SITE_N(n, ...) SY__SC_SITE(n, __VA_ARGS__)
 
@@ -333,7 +456,8 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 #define SY__SC_HEAD(name, load)                                                \
 	typedef __typeof__(STATIC_CALL_TRAMP(name)) sy__sc_fn_t;               \
 	static const struct sy__sc_meta sy__sc_meta = {                        \
-		&STATIC_CALL_KEY(name) };                                      \
+		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
+	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };                      \
 	void (*(*const sy__sc_load)(struct static_call_key *))(void) = load;    \
 	(void)sy__sc_meta;                                                     \
 	(void)sy__sc_load;
@@ -368,7 +492,8 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 #define SY__SC_HEAD(name)                                                      \
 	__typeof__(&STATIC_CALL_TRAMP(name)) const sy__sc_fn = 0;              \
 	static const struct sy__sc_meta sy__sc_meta = {                        \
-		&STATIC_CALL_KEY(name) };
+		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
+	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };
 #define SY__SC_PTRS_0
 #define SY__SC_PTRS_1 (void *)0
 #define SY__SC_PTRS_2 SY__SC_PTRS_1, (void *)0

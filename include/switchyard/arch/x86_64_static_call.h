@@ -66,7 +66,7 @@
 /*
  * The detour, with its unwind information. Entered two ways:
  *   - by the guard's call (guard CALL32): the return address is the payload;
- *     `addq $5` makes it the end of the site, and the detour is an ordinary
+ *     `addq $room` (the payload's size) makes it the end of the site, and the detour is an ordinary
  *     function from there on (its frame is what gdb's `next` steps over and
  *     what a backtrace from the target walks through);
  *   - by the kernel as the rseq abort handler (after the signature): nothing
@@ -81,11 +81,12 @@
  * the return address, here read as the pc by gdb):
  *   776 abort entry   CFA = rsp, RA = pc - 8 + the pc-relative offset of
  *                     the end of the site stored before the signature
- *   +7 after lea      RA = rax + 5
- *   777 after push    CFA = rsp + 8, RA = [rsp] + 5
+ *   +7 after lea      RA = rax + room
+ *   777 after push    CFA = rsp + 8, RA = [rsp] + room
  *   778 after addq    CFA = rsp + 8, RA at CFA-8
- *   779 after sub     CFA = rsp + 16
- *   781 at ret        CFA = rsp + 8
+ *   then, ordinary site: 779 after sub CFA = rsp + 16; 781 at ret CFA =
+ *   rsp + 8; callee-save site: 779 after push %rbp CFA = rsp + 16, rbp at
+ *   CFA-16; 788 after mov CFA = rbp + 16; 781 after pop %rbp CFA = rsp + 8
  * The abort entry matters to gdb: single-stepping a patched site, every
  * step inside the rseq section is a preemption and restarts at the abort
  * entry; gdb's `next` finds the site as the caller there, and resumes the
@@ -93,9 +94,9 @@
  */
 /* (SY__SC_TEST_NO_FDE: the negative control of tests/gdb/check_gdb_sc.sh) */
 #ifdef SY__SC_TEST_NO_FDE
-#define SY__SC_FDE ""
+#define SY__SC_FDE(rows) ""
 #else
-#define SY__SC_FDE                                                             \
+#define SY__SC_FDE(rows)                                                       \
 	".pushsection .eh_frame, \"a\", @unwind\n"                             \
 	"783:\t.long 785f - 784f\n"                                            \
 	"784:\t.long 0\n\t"                    /* CIE */                       \
@@ -117,56 +118,103 @@
 	".byte 0x08, 32, 0x25, 0x80, 0x78, 0x06, 0x0c, 0, 0, 0, 0x80\n\t"     \
 	".byte 0x1a, 0x31, 0x24, 0x1c, 0x80, 0x78, 0x22\n\t"                  \
 	".byte 0x02, 770b - 776b\n\t"                                          \
-	".byte 0x16, 16, 2, 0x70, 5\n\t"       /* RA = rax + 5 */              \
+	".byte 0x16, 16, 2, 0x70, %c[sy_room]\n\t" /* RA = rax + room */     \
 	".byte 0x02, 777b - 770b, 0x0e, 8\n\t" /* CFA rsp+8 */                 \
-	".byte 0x16, 16, 5, 0x77, 0, 0x06, 0x23, 5\n\t" /* RA = [rsp] + 5 */   \
+	".byte 0x16, 16, 5, 0x77, 0, 0x06, 0x23, %c[sy_room]\n\t" /* [rsp]+room */\
 	".byte 0x02, 778b - 777b, 0x90, 1\n\t" /* RA at CFA-8 */               \
-	".byte 0x02, 779b - 778b, 0x0e, 16\n\t"                                \
-	".byte 0x02, 781b - 779b, 0x0e, 8\n\t"                                 \
+	rows                                                                   \
 	".balign 8, 0\n"                                                       \
 	"787:\n\t"                                                             \
 	".popsection"
 #endif
 
-#define SY__SC_DETOUR                                                          \
+#define SY__SC_DETOUR_HEAD                                                     \
 	".pushsection .text.unlikely.sy_static_call, \"ax?\", @progbits\n\t"  \
 	".long 775b - .\n\t"                                                   \
 	".long 0x53053053\n"                                                   \
 	"776:\tlea 774b(%%rip), %%rax\n"                                       \
 	"770:\tpush %%rax\n"                                                   \
-	"777:\taddq $5, (%%rsp)\n"                                             \
-	"778:\tsub $8, %%rsp\n"                                                \
-	"779:\tmovq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%rax\n\t"          \
+	"777:\taddq %[sy_room], (%%rsp)\n"
+#define SY__SC_DETOUR_LOAD_CALL                                                \
+	"movq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%rax\n\t"                \
 	"movq (%%rax), %%rax\n\t"                                              \
 	"movq (%%rax), %%rax\n\t"                                              \
 	"testq %%rax, %%rax\n\t"                                               \
 	"jz 780f\n\t"                                                          \
 	"call *%%rax\n"                                                        \
-	"780:\tadd $8, %%rsp\n"                                                \
+	"780:\t"
+/* ordinary site: the stack was aligned, the call pushed 8 */
+#define SY__SC_DETOUR                                                          \
+	SY__SC_DETOUR_HEAD                                                     \
+	"778:\tsub $8, %%rsp\n"                                                \
+	"779:\t" SY__SC_DETOUR_LOAD_CALL                                       \
+	"add $8, %%rsp\n"                                                      \
 	"781:\tret\n"                                                          \
 	"782:\n\t"                                                             \
 	".popsection\n\t"                                                      \
-	SY__SC_FDE
+	SY__SC_FDE(".byte 0x02, 779b - 778b, 0x0e, 16\n\t"                     \
+		   ".byte 0x02, 781b - 779b, 0x0e, 8\n\t")
+/* callee-save site: the target the detour calls may be any function (the
+ * registry writes a direct call into a callee-save site only for a
+ * callee-save target), so the detour saves what a C function may change,
+ * and aligns the stack, as a thunk does */
+#define SY__SC_CS_SAVE                                                         \
+	"push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\tpush %%rcx\n\t"             \
+	"push %%r8\n\tpush %%r9\n\tpush %%r10\n\tpush %%r11\n\t"
+#define SY__SC_CS_RESTORE                                                      \
+	"pop %%r11\n\tpop %%r10\n\tpop %%r9\n\tpop %%r8\n\t"                   \
+	"pop %%rcx\n\tpop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"
+#define SY__SC_DETOUR_CS                                                       \
+	SY__SC_DETOUR_HEAD                                                     \
+	"778:\tpush %%rbp\n"                                                   \
+	"779:\tmov %%rsp, %%rbp\n"                                             \
+	"788:\tand $-16, %%rsp\n\t"                                            \
+	SY__SC_CS_SAVE SY__SC_DETOUR_LOAD_CALL SY__SC_CS_RESTORE               \
+	"mov %%rbp, %%rsp\n\t"                                                 \
+	"pop %%rbp\n"                                                          \
+	"781:\tret\n"                                                          \
+	"782:\n\t"                                                             \
+	".popsection\n\t"                                                      \
+	SY__SC_FDE(".byte 0x02, 779b - 778b, 0x0e, 16, 0x86, 2\n\t"            \
+		   ".byte 0x02, 788b - 779b, 0x0d, 6\n\t"                      \
+		   ".byte 0x02, 781b - 788b, 0x0c, 7, 8, 0x08, 6\n\t")
 
-/*
- * The site. The record and the detour join the enclosing function's section
- * group ("?"), so that a C++ inline function or template instance whose
- * COMDAT copy the linker discards takes its records and detours along.
- */
-#define SY__SC_TEXT                                                            \
-	"mov %%rsp, %[sy_sv]\n\t"                                              \
-	"lea -128(%%rsp), %%rsp\n\t"                                           \
-	"and $-16, %%rsp\n"                                                    \
+/* The site's record, and the site from the arm to the end of the payload:
+ * the payload is room bytes (sy_room, 5 to 15), its compiled form a call
+ * to the next instruction and NOPs. The meta (struct sy__sc_meta) carries
+ * the room and the kind of site for the registry. */
+#define SY__SC_CORE                                                            \
 	"771:\t.byte 0x64, 0x48, 0xf7, 0x04, 0x25\n\t.long 0, 0\n\t"           \
 	".byte 0xe8\n\t.long 777f - 774f\n"                                    \
-	"774:\t.byte 0xe8\n\t.long 0\n"                                        \
-	"775:\tmov %[sy_sv], %%rsp\n\t"                                        \
+	"774:\t.byte 0xe8\n\t.long 0\n\t"                                      \
+	".fill %c[sy_room] - 5, 1, 0x90\n"                                         \
+	"775:\t"
+#define SY__SC_RECORD                                                          \
 	".pushsection sy_static_call_sites, \"aw?\"\n\t"                       \
 	".balign 8\n\t"                                                        \
 	".quad " SY__SC_META_PRINT "\n\t"                                      \
 	".long 771b - ., 0\n\t"                                                \
-	".popsection\n\t"                                                      \
-	SY__SC_DETOUR
+	".popsection\n\t"
+
+/* An ordinary site: the callee may change every caller-saved register and
+ * expects rsp % 16 == 0 at the call. */
+#define SY__SC_TEXT                                                            \
+	"mov %%rsp, %[sy_sv]\n\t"                                              \
+	"lea -128(%%rsp), %%rsp\n\t"                                           \
+	"and $-16, %%rsp\n"                                                    \
+	SY__SC_CORE                                                            \
+	"mov %[sy_sv], %%rsp\n\t"                                              \
+	SY__SC_RECORD SY__SC_DETOUR
+
+/* A callee-save site: the callee (a callee-save function: a thunk, or
+ * hand-written) preserves every general register but rax, and aligns the
+ * stack itself if it calls anything; only the red zone is stepped over
+ * (lea leaves the flags alone, not that it matters here). */
+#define SY__SC_TEXT_CS                                                         \
+	"lea -128(%%rsp), %%rsp\n"                                             \
+	SY__SC_CORE                                                            \
+	"lea 128(%%rsp), %%rsp\n\t"                                            \
+	SY__SC_RECORD SY__SC_DETOUR_CS
 
 #if defined(__AVX512F__)
 #define SY__SC_CLOBBER_AVX512                                                  \
@@ -185,6 +233,15 @@
 	"st(5)", "st(6)", "st(7)", "mm0", "mm1", "mm2", "mm3", "mm4", "mm5",   \
 	"mm6", "mm7" SY__SC_CLOBBER_AVX512
 
+/* What a callee-save site loses: rax (an output), flags, memory, and the
+ * x87/MMX/vector state. */
+#define SY__SC_CLOBBERS_CS                                                     \
+	"cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",        \
+	"xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",    \
+	"xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)",   \
+	"st(6)", "st(7)", "mm0", "mm1", "mm2", "mm3", "mm4", "mm5", "mm6",      \
+	"mm7" SY__SC_CLOBBER_AVX512
+
 #define SY__SC_BIND1 register long sy__r1 __asm__("rdi") = sy__t1;
 #define SY__SC_BIND2 SY__SC_BIND1 register long sy__r2 __asm__("rsi") = sy__t2;
 #define SY__SC_BIND3 SY__SC_BIND2 register long sy__r3 __asm__("rdx") = sy__t3;
@@ -197,6 +254,12 @@
 #define SY__SC_OUT4 SY__SC_OUT3, "+r"(sy__r4)
 #define SY__SC_OUT5 SY__SC_OUT4, "+r"(sy__r5)
 #define SY__SC_OUT6 SY__SC_OUT5, "+r"(sy__r6)
+#define SY__SC_IN1 , "r"(sy__r1)
+#define SY__SC_IN2 SY__SC_IN1, "r"(sy__r2)
+#define SY__SC_IN3 SY__SC_IN2, "r"(sy__r3)
+#define SY__SC_IN4 SY__SC_IN3, "r"(sy__r4)
+#define SY__SC_IN5 SY__SC_IN4, "r"(sy__r5)
+#define SY__SC_IN6 SY__SC_IN5, "r"(sy__r6)
 #define SY__SC_FREE0 "rdi", "rsi", "rdx", "rcx", "r8", "r9",
 #define SY__SC_FREE1 "rsi", "rdx", "rcx", "r8", "r9",
 #define SY__SC_FREE2 "rdx", "rcx", "r8", "r9",
@@ -206,12 +269,13 @@
 #define SY__SC_FREE6
 
 /*
- * SY__SC_ASM(n, meta) - the site, with its n arguments already converted
- * into the longs sy__t1..sy__tn (declared by the caller); a long: rax after
- * the call. The temporaries are all evaluated before the first register
- * variable is bound, so no argument expression can clobber a bound register.
+ * SY__SC_ASM(n, meta, room) - the site, with its n arguments already
+ * converted into the longs sy__t1..sy__tn (declared by the caller); a long:
+ * rax after the call. The temporaries are all evaluated before the first
+ * register variable is bound, so no argument expression can clobber a bound
+ * register.
  */
-#define SY__SC_ASM(n, meta)                                                    \
+#define SY__SC_ASM(n, meta, room)                                              \
 	__extension__({                                                        \
 		SY__SC_BIND##n                                                 \
 		register long sy__ret __asm__("rax");                          \
@@ -220,14 +284,35 @@
 				 : "=r"(sy__ret), [sy_sv] "=&r"(sy__sv)        \
 				   SY__SC_OUT##n                               \
 				 : [sy_meta] SY__SC_META_OPERAND(meta),        \
+				   [sy_room] "i"(room),                        \
 				   "r"(__builtin_frame_address(0))             \
 				 : SY__SC_FREE##n SY__SC_CLOBBERS);            \
 		(void)sy__sv;                                                  \
 		sy__ret;                                                       \
 	})
+/*
+ * SY__SC_ASM_CS(n, meta, room) - a callee-save site: the arguments are
+ * inputs (the callee preserves them), rax the only register written; the
+ * vector and x87 state is declared clobbered (a thunk calls an ordinary C
+ * function, which may use it; integer code keeps nothing there anyway).
+ */
+#define SY__SC_ASM_CS(n, meta, room)                                           \
+	__extension__({                                                        \
+		SY__SC_BIND##n                                                 \
+		register long sy__ret __asm__("rax");                          \
+		__asm__ volatile(SY__SC_TEXT_CS                                \
+				 : "=r"(sy__ret)                               \
+				 : [sy_meta] SY__SC_META_OPERAND(meta),        \
+				   [sy_room] "i"(room),                        \
+				   "r"(__builtin_frame_address(0))             \
+				   SY__SC_IN##n                                \
+				 : SY__SC_CLOBBERS_CS);                        \
+		sy__ret;                                                       \
+	})
 /* (SY__SC_BIND0 and SY__SC_OUT0 are empty) */
 #define SY__SC_BIND0
 #define SY__SC_OUT0
+#define SY__SC_IN0
 
 /*
  * Per-object glue, as for jump labels (arch/x86_64.h): the object's table of

@@ -266,12 +266,13 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
  *                                                         store (movq $imm32)
  *   13      e8/a9 <rel32>                CALL32 detour    TEST32 when the
  *                                                         payload is in use
- *   18      payload, 5 bytes             e8 00 00 00 00   e8 <rel32 target>,
- *                                                         NOP5 (no target),
- *                                                         31 c0 NOP3 (RET0)
- *   23      the code after the site
- * The rseq critical section is [0, 23): from the arm to the end of the
- * payload. The guard's rel32 points at the detour's call entry; its rseq
+ *   18      payload, room bytes (5..15)  e8 00 00 00 00   NOPs + e8 <rel32>,
+ *                                   + NOPs (0x90)         NOPs (no target),
+ *                                                         31 c0 + NOPs (RET0),
+ *                                                         a native + NOPs
+ *   18+room the code after the site
+ * The rseq critical section is [0, 18 + room): from the arm to the end of
+ * the payload. The guard's rel32 points at the detour's call entry; its rseq
  * abort entry lies SY_SC_ABORT_BACK bytes before, after the signature.
  */
 #define SY_SC_ARM 0
@@ -280,8 +281,7 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 #define SY_SC_IMM 9
 #define SY_SC_GUARD 13
 #define SY_SC_PAYLOAD 18
-#define SY_SC_END 23
-#define SY_SC_PAYLOAD_LEN 5
+#define SY_SC_ROOM_MAX 15	/* a payload's room: 5 to 15 bytes */
 #define SY_SC_ABORT_BACK 8	/* lea 774b(%rip), %rax; push %rax */
 #define SY_SC_RSEQ_SIG 0x53053053u	/* glibc's RSEQ_SIG on x86 */
 #define SY_X86_TEST_IMM 0xf7	/* test $imm32, r/m64 (F7 /0) */
@@ -291,29 +291,74 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 static const uint8_t sy_sc_compiled_head[SY_SC_GUARD] = {
 	0x64, 0x48, 0xf7, 0x04, 0x25, 0, 0, 0, 0, 0, 0, 0, 0
 };
-static const uint8_t sy_sc_nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-static const uint8_t sy_sc_ret0[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };
+static const uint8_t sy_sc_ret0[2] = { 0x31, 0xc0 };	/* xor %eax,%eax */
 
-/* The payload that calls target from the site at code; false when target
- * lies beyond rel32 reach. */
-static inline bool sy_arch_sc_call(uintptr_t code, uintptr_t target,
-				   uint8_t out[5])
+/* n bytes of NOPs (one instruction for n <= 8, then NOP8s) */
+static inline void sy_arch_nops(uint8_t *out, unsigned n)
 {
-	intptr_t rel = (intptr_t)target - (intptr_t)(code + SY_SC_END);
+	static const uint8_t nops[9][8] = {
+		{ 0 }, { 0x90 }, { 0x66, 0x90 }, { 0x0f, 0x1f, 0x00 },
+		{ 0x0f, 0x1f, 0x40, 0x00 }, { 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+	};
+
+	while (n) {
+		unsigned k = n > 8 ? 8 : n;
+
+		memcpy(out, nops[k], k);
+		out += k;
+		n -= k;
+	}
+}
+
+/* The payload of room bytes that calls target from the site at code: NOPs,
+ * then the call, which returns to the end of the site; false when target
+ * lies beyond rel32 reach. */
+static inline bool sy_arch_sc_call(uintptr_t code, unsigned room,
+				   uintptr_t target, uint8_t *out)
+{
+	uintptr_t end = code + SY_SC_PAYLOAD + room;
+	intptr_t rel = (intptr_t)target - (intptr_t)end;
 	int32_t r32 = (int32_t)rel;
 
 	if (rel != r32)
 		return false;
-	out[0] = SY_X86_CALL32;
-	memcpy(out + 1, &r32, 4);
+	sy_arch_nops(out, room - 5);
+	out[room - 5] = SY_X86_CALL32;
+	memcpy(out + room - 4, &r32, 4);
 	return true;
 }
 
-/* Whether p holds one of the payloads we write (or the compiled one). */
-static inline bool sy_arch_sc_is_payload(const uint8_t *p)
+/* The payload of room bytes that holds code (len <= room), NOP-padded. */
+static inline void sy_arch_sc_inline(const uint8_t *code, unsigned len,
+				     unsigned room, uint8_t *out)
 {
-	return p[0] == SY_X86_CALL32 || !memcmp(p, sy_sc_nop5, 5) ||
-	       !memcmp(p, sy_sc_ret0, 5);
+	memcpy(out, code, len);
+	sy_arch_nops(out + len, room - len);
+}
+
+/* The payload as compiled: a call to the next instruction, then NOPs
+ * (0x90 each: the header's .fill). */
+static inline bool sy_arch_sc_is_compiled_payload(const uint8_t *p,
+						  unsigned room)
+{
+	if (memcmp(p, "\xe8\0\0\0\0", 5))
+		return false;
+	for (unsigned i = 5; i < room; i++)
+		if (p[i] != 0x90)
+			return false;
+	return true;
+}
+
+/* Whether p holds a call payload of room bytes (any rel32). */
+static inline bool sy_arch_sc_is_call(const uint8_t *p, unsigned room)
+{
+	uint8_t pad[SY_SC_ROOM_MAX];
+
+	sy_arch_nops(pad, room - 5);
+	return !memcmp(p, pad, room - 5) && p[room - 5] == SY_X86_CALL32;
 }
 
 /* The detour's call entry, which a site's guard calls (its rel32, as
