@@ -68,6 +68,23 @@ DEFINE_STATIC_CALL_NULL(hc_sc_null, hc_sc_void);
 DEFINE_STATIC_CALL_RET0(hc_sc_ret0, hc_sc_int);
 EXPORT_STATIC_CALL(hc_sc);
 EXPORT_STATIC_CALL_GPL(hc_sc);
+/* the kinds beyond the kernel's API (a thunk's function: external, C) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+long hc_cs_fn(long x);
+long hc_cs_fn(long x) { return x; }
+#ifdef __cplusplus
+}
+#endif
+SWITCHYARD_CALLEE_SAVE_THUNK(hc_cs_fn);
+DECLARE_STATIC_CALL_CALLEE_SAVE(hc_cs, hc_cs_fn);
+DEFINE_STATIC_CALL_CALLEE_SAVE(hc_cs, SWITCHYARD_CALLEE_SAVE(hc_cs_fn));
+DECLARE_STATIC_CALL_NATIVE(hc_nat, hc_sc_int, 8);
+DEFINE_STATIC_CALL_NATIVE(hc_nat, hc_sc_int, 8);
+#ifdef __x86_64__
+SWITCHYARD_STATIC_CALL_NATIVE(hc_sc_int, "mov %edi, %eax");
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,6 +222,8 @@ int hc_static_calls(void)
 	r += static_call_update(hc_sc_null, hc_sc_void);
 	r += static_call_update(hc_sc_null, NULL);
 	r += static_call_query(hc_sc) == hc_sc_int;
+	r += (int)static_call(hc_cs)(4) + static_call(hc_nat)(5);
+	r += static_call_update(hc_cs, SWITCHYARD_CALLEE_SAVE(hc_cs_fn));
 	r += (int)__static_call_return0();
 	r += __static_call_update(&STATIC_CALL_KEY(hc_sc),
 				  (void (*)(void))hc_sc_int);

@@ -41,7 +41,13 @@
  *    through an asm statement). SWITCHYARD_STATIC_CALL_NOTHROW defined
  *    before the header promises that no target throws.
  * At a patched site the enclosing function gets a frame pointer; the site
- * costs its call plus 6 instructions (stack step, arm, guard).
+ * costs its call plus 6 instructions (stack step, arm, guard). gdb steps
+ * over a site and backtraces through it (the detour has unwind info).
+ *
+ * Beyond the kernel's API (its paravirt ops have them, see below):
+ * DEFINE_STATIC_CALL_NATIVE (sites with room for an inline native
+ * instruction sequence) and DEFINE_STATIC_CALL_CALLEE_SAVE (sites that
+ * clobber only rax, for targets that preserve every other register).
  *
  * Threads created with a raw clone() that libc did not register with rseq
  * are not protected by the protocol: do not call patched sites from them
