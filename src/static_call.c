@@ -5,11 +5,11 @@
  *
  * A site (see src/arch/x86_64/sy_arch.h for the bytes) arms the thread's
  * rseq area with its own descriptor (one store of an imm32), passes a
- * one-byte guard (TEST32, or CALL32 to its detour) and runs its payload: a
+ * one-byte guard (TEST32, or JMP32 to its detour) and runs its payload: a
  * direct `call target`, a NOP5 for a NULL target, `xor %eax,%eax` for RET0.
  * The rseq critical section runs from the arm to the end of the payload, and
  * its abort handler is the detour, which calls the key's current target
- * through the key and returns after the payload. Whatever happens, a pass through a site makes exactly
+ * through the key and jumps back after the payload. Whatever happens, a pass through a site makes exactly
  * one call: the payload's, or the detour's (a thread interrupted inside the
  * section restarts at the detour before the payload's call was made; once
  * the call was made it is outside the section).
@@ -17,9 +17,6 @@
  * An update (update_locked()), the rule behind each step:
  *  0. Store the new target in the key (release). Every detour from now on
  *     calls it.
- * ("JMP" below: the guard's detour form, a CALL32 to the detour; it was a
- * JMP32 once, and the rules are the same for any 5-byte opcode whose rel32
- * is shared with the TEST.)
  *  1. Flip every guard of the key's sites that is TEST to JMP: one-byte
  *     stores, what the keys rest on (a thread fetches the old or the new
  *     opcode, and rel32 is the same in both). Sync: membarrier
@@ -59,7 +56,7 @@
 
 #include "internal.h"
 
-#define SY_SC_GUARD_DETOUR SY_X86_CALL32
+#define SY_SC_GUARD_DETOUR SY_X86_JMP32
 
 long __static_call_return0(void)
 {
@@ -428,7 +425,7 @@ static bool compiled_form(const struct sy_sc_entry *e)
 	    !sy_arch_sc_is_compiled_payload(p + SY_SC_PAYLOAD, entry_room(e)))
 		return false;
 	detour = sy_arch_sc_detour(code);
-	memcpy(&sig, (const void *)(detour - SY_SC_ABORT_BACK - 4), 4);
+	memcpy(&sig, (const void *)(detour - 4), 4);
 	return sig == SY_SC_RSEQ_SIG;
 }
 
@@ -483,7 +480,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		cs->start_ip = code + SY_SC_ARM;
 		cs->post_commit_offset = SY_SC_PAYLOAD + entry_room(e) -
 					 SY_SC_ARM;
-		cs->abort_ip = sy_arch_sc_detour(code) - SY_SC_ABORT_BACK;
+		cs->abort_ip = sy_arch_sc_detour(code);
 		e->flags = SC_OWN | (uint32_t)((uintptr_t)cs >> 5 << 2);
 	}
 	t->next = tables;

@@ -23,9 +23,9 @@
  * The sites: this object's records (the glue's section), and what each
  * site of a key must hold for the key's target: with rseq, the guard
  * TEST32 (a9) and a direct call to the target (e8 rel32), a NOP5 for NULL,
- * xor %eax,%eax for RET0, the guard CALL32 to the detour (e8) for a target
+ * xor %eax,%eax for RET0, the guard JMP32 to the detour (e9) for a target
  * out of reach; without (SWITCHYARD_STATIC_CALL=detour, valgrind), the
- * guard CALL32. Offsets: src/arch/x86_64/sy_arch.h.
+ * guard JMP32. Offsets: src/arch/x86_64/sy_arch.h.
  */
 #define SC_ARM_OP 2		/* f7 test as compiled, c7 store when armed */
 #define SC_GUARD 13
@@ -64,7 +64,7 @@ static int check_sites(struct static_call_key *key)
 			continue;
 		n++;
 		if (!patched_mode()) {
-			CHECK_EQ(c[SC_GUARD], 0xe8);
+			CHECK_EQ(c[SC_GUARD], 0xe9);
 			continue;
 		}
 		CHECK_EQ(c[SC_ARM_OP], 0xc7);	/* the arm stores */
@@ -251,12 +251,12 @@ static void test_refused_payload(void)
 	fd = open("/proc/self/mem", O_RDWR);
 	CHECK(fd >= 0);
 	/* the guard first (the site must not run the payload meanwhile) */
-	CHECK(pwrite(fd, "\xe8", 1, (off_t)(uintptr_t)(c + SC_GUARD)) == 1);
+	CHECK(pwrite(fd, "\xe9", 1, (off_t)(uintptr_t)(c + SC_GUARD)) == 1);
 	CHECK(pwrite(fd, bad, 5, (off_t)(uintptr_t)(c + SC_PAYLOAD)) == 5);
 	close(fd);
 	CHECK_EQ(static_call_update(sc_refuse, ref_b), 0);
 	CHECK(!memcmp(c + SC_PAYLOAD, bad, 5));	/* not overwritten */
-	CHECK_EQ(c[SC_GUARD], 0xe8);		/* parked on its detour */
+	CHECK_EQ(c[SC_GUARD], 0xe9);		/* parked on its detour */
 	CHECK_EQ(call_refuse(1), 21);		/* the new target */
 }
 #else

@@ -171,7 +171,7 @@ static void check_parked(struct static_call_key *key)
 
 	CHECK(c != NULL);
 	if (c)
-		CHECK_EQ(c[SC_GUARD], 0xe8);	/* CALL32 to the detour */
+		CHECK_EQ(c[SC_GUARD], 0xe9);	/* JMP32 to the detour */
 }
 
 /* the control: the clobbering target called with nothing declared lost */

@@ -64,33 +64,35 @@
 #endif
 
 /*
- * The detour, with its unwind information. Entered two ways:
- *   - by the guard's call (guard CALL32): the return address is the payload;
- *     `addq $room` (the payload's size) makes it the end of the site, and the detour is an ordinary
- *     function from there on (its frame is what gdb's `next` steps over and
- *     what a backtrace from the target walks through);
- *   - by the kernel as the rseq abort handler (after the signature): nothing
- *     pushed yet; the lea + push build the same frame as the call. Before
- *     the signature: the offset of the end of the site, for the unwinder.
- * It calls the key's target (none when NULL) with rsp % 16 == 0 when the
- * site aligned it, and returns after the payload. Only rax is used (the
- * call's result register): callee-save sites reuse it unchanged.
+ * The detour, with its unwind information. Entered two ways, at the same
+ * address, with nothing pushed: by the guard's JMP32, and by the kernel as
+ * the rseq abort handler (after the signature). It pushes the end of the
+ * site as a return address (the frame a backtrace from the target walks
+ * through, and what gdb's `next` steps over), calls the key's target (none
+ * when NULL) with rsp % 16 == 0 when the site aligned it, drops the frame
+ * and jumps back: no `ret` to a pushed address, no `call` left unreturned,
+ * so the return stack buffer stays in step (a guard that called the detour,
+ * which then returned past the payload, cost 44-51 cycles a pass: every
+ * return mispredicted) and a shadow stack would have nothing to refuse.
+ * Only rax is used (the call's result register): callee-save sites reuse
+ * the scheme unchanged. Before the signature: the pc-relative offset of the
+ * end of the site, for the unwinder.
  *
  * Its FDE is written by hand (GAS cannot open a second .cfi_startproc inside
- * the enclosing function's). Rows (DWARF register 0 = rax, 7 = rsp, 16 =
- * the return address, here read as the pc by gdb):
- *   776 abort entry   CFA = rsp, RA = pc - 8 + the pc-relative offset of
- *                     the end of the site stored before the signature
- *   +7 after lea      RA = rax + room
- *   777 after push    CFA = rsp + 8, RA = [rsp] + room
- *   778 after addq    CFA = rsp + 8, RA at CFA-8
- *   then, ordinary site: 779 after sub CFA = rsp + 16; 781 at ret CFA =
- *   rsp + 8; callee-save site: 779 after push %rbp CFA = rsp + 16, rbp at
- *   CFA-16; 788 after mov CFA = rbp + 16; 781 after pop %rbp CFA = rsp + 8
- * The abort entry matters to gdb: single-stepping a patched site, every
- * step inside the rseq section is a preemption and restarts at the abort
- * entry; gdb's `next` finds the site as the caller there, and resumes the
- * thread until the detour returns to it. rbp is never touched.
+ * the enclosing function's). Rows (DWARF register 0 = rax, 7 = rsp, 6 =
+ * rbp, 16 = the return address, here read as the pc by gdb):
+ *   776 entry         CFA = rsp, RA = pc - 8 + the offset stored at pc - 8
+ *   770 after lea     RA = rax
+ *   777 after push    CFA = rsp + 8, RA at CFA-8
+ *   then, ordinary site: 779 after sub CFA = rsp + 16; callee-save site:
+ *   779 after push %rbp CFA = rsp + 16, rbp at CFA-16; 788 after mov CFA =
+ *   rbp + 16; 789 after pop %rbp CFA = rsp + 8, rbp unchanged;
+ *   781 at the jmp back: CFA = rsp, RA at CFA-8 (in the red zone now: a
+ *   signal handler's frame leaves 128 bytes below rsp alone)
+ * The entry row matters to gdb: single-stepping a patched site, every step
+ * inside the rseq section is a preemption and restarts at the entry, and a
+ * parked guard jumps there; gdb's `next` finds the site as the caller and
+ * lets the detour run back to it. rbp is never changed.
  */
 /* (SY__SC_TEST_NO_FDE: the negative control of tests/gdb/check_gdb_sc.sh) */
 #ifdef SY__SC_TEST_NO_FDE
@@ -117,11 +119,8 @@
 	".byte 0x16, 16, 24, 0x80, 0x78, 0x06, 0x08, 32, 0x24\n\t"            \
 	".byte 0x08, 32, 0x25, 0x80, 0x78, 0x06, 0x0c, 0, 0, 0, 0x80\n\t"     \
 	".byte 0x1a, 0x31, 0x24, 0x1c, 0x80, 0x78, 0x22\n\t"                  \
-	".byte 0x02, 770b - 776b\n\t"                                          \
-	".byte 0x16, 16, 2, 0x70, %c[sy_room]\n\t" /* RA = rax + room */     \
-	".byte 0x02, 777b - 770b, 0x0e, 8\n\t" /* CFA rsp+8 */                 \
-	".byte 0x16, 16, 5, 0x77, 0, 0x06, 0x23, %c[sy_room]\n\t" /* [rsp]+room */\
-	".byte 0x02, 778b - 777b, 0x90, 1\n\t" /* RA at CFA-8 */               \
+	".byte 0x02, 770b - 776b, 0x09, 16, 0\n\t" /* RA = rax */              \
+	".byte 0x02, 777b - 770b, 0x0e, 8, 0x90, 1\n\t" /* CFA rsp+8 */        \
 	rows                                                                   \
 	".balign 8, 0\n"                                                       \
 	"787:\n\t"                                                             \
@@ -132,9 +131,9 @@
 	".pushsection .text.unlikely.sy_static_call, \"ax?\", @progbits\n\t"  \
 	".long 775b - .\n\t"                                                   \
 	".long 0x53053053\n"                                                   \
-	"776:\tlea 774b(%%rip), %%rax\n"                                       \
+	"776:\tlea 775b(%%rip), %%rax\n"                                       \
 	"770:\tpush %%rax\n"                                                   \
-	"777:\taddq %[sy_room], (%%rsp)\n"
+	"777:\t"
 #define SY__SC_DETOUR_LOAD_CALL                                                \
 	"movq " SY__SC_META_PRINT "@GOTPCREL(%%rip), %%rax\n\t"                \
 	"movq (%%rax), %%rax\n\t"                                              \
@@ -143,17 +142,19 @@
 	"jz 780f\n\t"                                                          \
 	"call *%%rax\n"                                                        \
 	"780:\t"
-/* ordinary site: the stack was aligned, the call pushed 8 */
+#define SY__SC_DETOUR_TAIL                                                     \
+	"781:\tjmp 775b\n"                                                     \
+	"782:\n\t"                                                             \
+	".popsection\n\t"
+/* ordinary site: the stack was aligned, the push took 8 */
 #define SY__SC_DETOUR                                                          \
 	SY__SC_DETOUR_HEAD                                                     \
-	"778:\tsub $8, %%rsp\n"                                                \
+	"sub $8, %%rsp\n"                                                      \
 	"779:\t" SY__SC_DETOUR_LOAD_CALL                                       \
-	"add $8, %%rsp\n"                                                      \
-	"781:\tret\n"                                                          \
-	"782:\n\t"                                                             \
-	".popsection\n\t"                                                      \
-	SY__SC_FDE(".byte 0x02, 779b - 778b, 0x0e, 16\n\t"                     \
-		   ".byte 0x02, 781b - 779b, 0x0e, 8\n\t")
+	"lea 16(%%rsp), %%rsp\n"                                               \
+	SY__SC_DETOUR_TAIL                                                     \
+	SY__SC_FDE(".byte 0x02, 779b - 777b, 0x0e, 16\n\t"                     \
+		   ".byte 0x02, 781b - 779b, 0x0e, 0\n\t")
 /* callee-save site: the target the detour calls may be any function (the
  * registry writes a direct call into a callee-save site only for a
  * callee-save target), so the detour saves what a C function may change,
@@ -166,18 +167,18 @@
 	"pop %%rcx\n\tpop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"
 #define SY__SC_DETOUR_CS                                                       \
 	SY__SC_DETOUR_HEAD                                                     \
-	"778:\tpush %%rbp\n"                                                   \
+	"push %%rbp\n"                                                         \
 	"779:\tmov %%rsp, %%rbp\n"                                             \
 	"788:\tand $-16, %%rsp\n\t"                                            \
 	SY__SC_CS_SAVE SY__SC_DETOUR_LOAD_CALL SY__SC_CS_RESTORE               \
 	"mov %%rbp, %%rsp\n\t"                                                 \
 	"pop %%rbp\n"                                                          \
-	"781:\tret\n"                                                          \
-	"782:\n\t"                                                             \
-	".popsection\n\t"                                                      \
-	SY__SC_FDE(".byte 0x02, 779b - 778b, 0x0e, 16, 0x86, 2\n\t"            \
+	"789:\tlea 8(%%rsp), %%rsp\n"                                          \
+	SY__SC_DETOUR_TAIL                                                     \
+	SY__SC_FDE(".byte 0x02, 779b - 777b, 0x0e, 16, 0x86, 2\n\t"            \
 		   ".byte 0x02, 788b - 779b, 0x0d, 6\n\t"                      \
-		   ".byte 0x02, 781b - 788b, 0x0c, 7, 8, 0x08, 6\n\t")
+		   ".byte 0x02, 789b - 788b, 0x0c, 7, 8, 0x08, 6\n\t"          \
+		   ".byte 0x02, 781b - 789b, 0x0e, 0\n\t")
 
 /* The site's record, and the site from the arm to the end of the payload:
  * the payload is room bytes (sy_room, 5 to 15), its compiled form a call
@@ -185,7 +186,7 @@
  * the room and the kind of site for the registry. */
 #define SY__SC_CORE                                                            \
 	"771:\t.byte 0x64, 0x48, 0xf7, 0x04, 0x25\n\t.long 0, 0\n\t"           \
-	".byte 0xe8\n\t.long 777f - 774f\n"                                    \
+	".byte 0xe9\n\t.long 776f - 774f\n"                                    \
 	"774:\t.byte 0xe8\n\t.long 0\n\t"                                      \
 	".fill %c[sy_room] - 5, 1, 0x90\n"                                         \
 	"775:\t"

@@ -264,7 +264,7 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
  *                                                         imm32 = descriptor,
  *                                                         then f7 -> c7: the
  *                                                         store (movq $imm32)
- *   13      e8/a9 <rel32>                CALL32 detour    TEST32 when the
+ *   13      e9/a9 <rel32>                JMP32 detour     TEST32 when the
  *                                                         payload is in use
  *   18      payload, room bytes (5..15)  e8 00 00 00 00   NOPs + e8 <rel32>,
  *                                   + NOPs (0x90)         NOPs (no target),
@@ -272,8 +272,8 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
  *                                                         a native + NOPs
  *   18+room the code after the site
  * The rseq critical section is [0, 18 + room): from the arm to the end of
- * the payload. The guard's rel32 points at the detour's call entry; its rseq
- * abort entry lies SY_SC_ABORT_BACK bytes before, after the signature.
+ * the payload. The guard's rel32 points at the detour, which is also the
+ * rseq abort handler (after the signature).
  */
 #define SY_SC_ARM 0
 #define SY_SC_ARM_OP 2
@@ -282,7 +282,6 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 #define SY_SC_GUARD 13
 #define SY_SC_PAYLOAD 18
 #define SY_SC_ROOM_MAX 15	/* a payload's room: 5 to 15 bytes */
-#define SY_SC_ABORT_BACK 8	/* lea 774b(%rip), %rax; push %rax */
 #define SY_SC_RSEQ_SIG 0x53053053u	/* glibc's RSEQ_SIG on x86 */
 #define SY_X86_TEST_IMM 0xf7	/* test $imm32, r/m64 (F7 /0) */
 #define SY_X86_MOV_IMM 0xc7	/* mov $imm32, r/m64 (C7 /0) */
@@ -361,8 +360,8 @@ static inline bool sy_arch_sc_is_call(const uint8_t *p, unsigned room)
 	return !memcmp(p, pad, room - 5) && p[room - 5] == SY_X86_CALL32;
 }
 
-/* The detour's call entry, which a site's guard calls (its rel32, as
- * compiled); its rseq abort entry is SY_SC_ABORT_BACK bytes before. */
+/* The detour a site's guard jumps to (its rel32, as compiled), also its
+ * rseq abort handler. */
 static inline uintptr_t sy_arch_sc_detour(uintptr_t code)
 {
 	int32_t rel;
