@@ -216,9 +216,15 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  * the update of the sites already calling func (see __static_call_update).
  * Thread-safe (the patch lock); not async-signal-safe.
  */
+#ifdef __cplusplus
+extern "C" {
+#endif
 SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
 						 const void *code,
 						 size_t len);
+#ifdef __cplusplus
+}
+#endif
 
 /*
  * SWITCHYARD_STATIC_CALL_NATIVE(func, "insns") - assembles insns (AT&T

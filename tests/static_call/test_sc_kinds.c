@@ -25,10 +25,16 @@
 
 #include "sy_test.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 long sc_neg(long x);
 long sc_twice(long x);
 long cs_clobber(long x);
 long cs_hand(long x);
+#ifdef __cplusplus
+}
+#endif
 
 __attribute__((noinline)) long sc_neg(long x) { return -x; }
 __attribute__((noinline)) long sc_twice(long x) { return 2 * x; }
@@ -112,8 +118,14 @@ struct sc_rec {
 	int32_t code;
 	uint32_t flags;
 };
+#ifdef __cplusplus
+extern "C" {
+#endif
 extern struct sc_rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
 extern const unsigned int __rseq_size __attribute__((weak));
+#ifdef __cplusplus
+}
+#endif
 #define SC_GUARD 13
 #define SC_PAYLOAD 18
 
