@@ -73,7 +73,7 @@ static int check_sites(struct static_call_key *key)
 		if (!f)
 			CHECK(!memcmp(c + SC_PAYLOAD, "\x0f\x1f\x44\x00\x00", 5));
 		else if (f == (uintptr_t)__static_call_return0)
-			CHECK(!memcmp(c + SC_PAYLOAD, "\x31\xc0\x0f\x1f\x00", 5));
+			CHECK(!memcmp(c + SC_PAYLOAD, "\x0f\x1f\x00\x31\xc0", 5));
 		else
 			CHECK(c[SC_PAYLOAD] == 0xe8 &&
 			      (uintptr_t)(c + SC_END) + rel == f);

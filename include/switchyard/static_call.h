@@ -207,9 +207,14 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  * holds code (padded with a NOP) instead of a call; now and after every
  * later update. code must behave as a call to func at the site does (func
  * is what runs when the site goes through its detour), be position-
- * independent (no rip-relative operand, no branch out of it), and change
- * only rax, the flags and memory (callee-save sites rely on that); it runs
- * with rsp below the red zone and may push and pop. len: 1 to 15.
+ * independent (no rip-relative operand, no branch out of it but to its
+ * end), and change only rax, the flags and memory (callee-save sites rely
+ * on that). A thread preempted before its last instruction restarts in the
+ * detour, which calls func: every instruction but the last may change only
+ * rax and the flags (say `movb $0,(%rdi)`, or `test; jz 1f; stc; 1:`);
+ * at an ordinary site, not a callee-save one, a push is harmless too (the
+ * site restores rsp after its payload: `push %rdi; popfq` is fine there).
+ * len: 1 to 15.
  * Returns 0, -EINVAL (len, or func NULL), -ENOSPC (64 natives already),
  * -EEXIST (func has other code already), -EDEADLK (from a signal handler
  * that interrupted a switchyard call on the same thread), or an error of

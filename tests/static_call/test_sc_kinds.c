@@ -158,9 +158,9 @@ static void check_native(struct static_call_key *key, unsigned room)
 	if (!c || !patched_mode())
 		return;
 	CHECK_EQ(c[SC_GUARD], 0xa9);
-	CHECK(!memcmp(c + SC_PAYLOAD, native_neg, 6));
 	CHECK_EQ(room, 8);
-	CHECK(!memcmp(c + SC_PAYLOAD + 6, "\x66\x90", 2));
+	CHECK(!memcmp(c + SC_PAYLOAD, "\x66\x90", 2));	/* NOPs first */
+	CHECK(!memcmp(c + SC_PAYLOAD + 2, native_neg, 6));
 }
 
 static void check_call(struct static_call_key *key, unsigned room, void *f)

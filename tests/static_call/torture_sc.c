@@ -14,6 +14,14 @@
  *                              payload's rel32 in place, as two 2-byte
  *                              writes, with no protocol: must be caught
  *                              (a crash or a miscount) within the time
+ *   torture_sc kinds SECONDS   the other kinds of sites: a room-8 site
+ *                              whose target flips between a call and an
+ *                              inline native, and a callee-save site whose
+ *                              target flips between a thunk and a
+ *                              hand-written callee-save function; every
+ *                              call counted per target (the native counts
+ *                              too), and the callers' registers checked
+ *                              across the callee-save site
  *
  * tick_a and tick_b are 128 KiB of int3 apart, so that a torn rel32 (the
  * high half of one, the low half of the other) lands on int3: a thread
@@ -154,6 +162,117 @@ static int run(int unsafe, double seconds)
 	return sy_test_done(unsafe ? "torture_sc unsafe" : "torture_sc safe");
 }
 
+/* ---- kinds: natives and callee-save sites ----------------------------- */
+
+/* c[0] calls made, c[1] c[2] by ntick_a / its native twin ntick_b, c[3]
+ * c[4] by ctick_a (through its thunk) / the hand-written ctick_b */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void ntick_a(long *c);
+void ntick_b(long *c);
+void ctick_a(long *c);
+void ctick_b(long *c);
+#ifdef __cplusplus
+}
+#endif
+
+__attribute__((noinline)) void ntick_a(long *c)
+{
+	c[1]++;
+}
+
+__attribute__((noinline)) void ntick_b(long *c)
+{
+	c[2]++;
+}
+SWITCHYARD_STATIC_CALL_NATIVE(ntick_b, "incq 16(%rdi)");
+
+__attribute__((noinline)) void ctick_a(long *c)
+{
+	c[3]++;
+}
+SWITCHYARD_CALLEE_SAVE_THUNK(ctick_a);
+__asm__(".text\n\t"
+	SWITCHYARD_CALLEE_SAVE_ASM_ENTRY(ctick_b)
+	"incq 32(%rdi)\n\t"
+	"ret\n\t"
+	".size ctick_b, . - ctick_b");
+
+DEFINE_STATIC_CALL_NATIVE(nat_t, ntick_a, 8);
+DEFINE_STATIC_CALL_CALLEE_SAVE(cs_t, SWITCHYARD_CALLEE_SAVE(ctick_a));
+
+static volatile long seed[6] = { 11, 22, 33, 44, 55, 66 };
+static long bad_regs;
+
+/* values live in registers across the callee-save site, checked after */
+__attribute__((noinline)) static void kinds_pass(long *c)
+{
+	long a = seed[0], b = seed[1], d = seed[2], e = seed[3], f = seed[4];
+	long g = seed[5];
+
+	static_call(nat_t)(c);
+	static_call(cs_t)(c);
+	c[0]++;
+	if (a + 2 * b + 3 * d + 4 * e + 5 * f + 6 * g != 11 + 44 + 99 + 176 +
+	    275 + 396)
+		__atomic_fetch_add(&bad_regs, 1, __ATOMIC_RELAXED);
+}
+
+static void *kinds_caller(void *arg)
+{
+	long *c = (long *)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		kinds_pass(c);
+	return NULL;
+}
+
+static void *kinds_caller_blocking(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return kinds_caller(arg);
+}
+
+static int run_kinds(double seconds)
+{
+	pthread_t t[CALLERS];
+	long c[CALLERS][8], updates = 0, made = 0, n = 0, cs = 0;
+
+	memset(c, 0, sizeof(c));
+	for (int i = 0; i < CALLERS; i++)
+		pthread_create(&t[i], NULL,
+			       i % 2 ? kinds_caller_blocking : kinds_caller,
+			       c[i]);
+	for (double end = now() + seconds; now() < end; updates++) {
+		int to = (int)(updates % 2) ^ 1;
+
+		CHECK_EQ(static_call_update(nat_t, to ? ntick_b : ntick_a), 0);
+		CHECK_EQ(static_call_update(cs_t, to ? ctick_b :
+					    SWITCHYARD_CALLEE_SAVE(ctick_a)),
+			 0);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(t[i], NULL);
+		made += c[i][0];
+		n += c[i][1] + c[i][2];
+		cs += c[i][3] + c[i][4];
+		CHECK_EQ(c[i][1] + c[i][2], c[i][0]);
+		CHECK_EQ(c[i][3] + c[i][4], c[i][0]);
+		CHECK(c[i][2] > 0 && c[i][4] > 0);	/* the native ran */
+	}
+	printf("kinds: %ld updates, %ld passes, native site %ld, callee-save "
+	       "site %ld, registers lost %ld\n", updates, made, n, cs,
+	       bad_regs);
+	CHECK(made > 0);
+	CHECK_EQ(bad_regs, 0);
+	return sy_test_done("torture_sc kinds");
+}
+
 /* Run a mode in a child; its exit status (128 + signal if killed). */
 static int child(const char *self, const char *mode, const char *secs)
 {
@@ -170,10 +289,13 @@ static int child(const char *self, const char *mode, const char *secs)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "kinds"))
+		return run_kinds(atof(argv[2]));
 	if (argc == 3)
 		return run(!strcmp(argv[1], "unsafe"), atof(argv[2]));
 	if (argc != 2) {
-		fprintf(stderr, "usage: torture_sc SECONDS | safe|unsafe SECONDS\n");
+		fprintf(stderr, "usage: torture_sc SECONDS | "
+			"safe|unsafe|kinds SECONDS\n");
 		return 2;
 	}
 	const char *e = getenv("SWITCHYARD_STATIC_CALL");
@@ -185,10 +307,13 @@ int main(int argc, char **argv)
 	}
 	int safe = child(argv[0], "safe", argv[1]);
 	int unsafe = child(argv[0], "unsafe", argv[1]);
+	int kinds = child(argv[0], "kinds", argv[1]);
 
 	printf("safe run: status %d (want 0); unsafe run: status %d "
-	       "(want a failure)\n", safe, unsafe);
+	       "(want a failure); kinds run: status %d (want 0)\n", safe,
+	       unsafe, kinds);
 	CHECK_EQ(safe, 0);
+	CHECK_EQ(kinds, 0);
 	CHECK(unsafe != 0 && unsafe != 3 && unsafe != 127);
 	return sy_test_done("torture_sc");
 }

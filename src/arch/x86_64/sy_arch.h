@@ -268,8 +268,8 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
  *                                                         payload is in use
  *   18      payload, room bytes (5..15)  e8 00 00 00 00   NOPs + e8 <rel32>,
  *                                   + NOPs (0x90)         NOPs (no target),
- *                                                         31 c0 + NOPs (RET0),
- *                                                         a native + NOPs
+ *                                                         NOPs + 31 c0 (RET0),
+ *                                                         NOPs + a native
  *   18+room the code after the site
  * The rseq critical section is [0, 18 + room): from the arm to the end of
  * the payload. The guard's rel32 points at the detour, which is also the
@@ -330,12 +330,16 @@ static inline bool sy_arch_sc_call(uintptr_t code, unsigned room,
 	return true;
 }
 
-/* The payload of room bytes that holds code (len <= room), NOP-padded. */
+/* The payload of room bytes that holds code (len <= room) at its end,
+ * after NOPs: the code's last instruction then ends the rseq section, so a
+ * thread preempted after it is outside and is not sent to the detour to do
+ * it again (as for the call, the commit is the section's last instruction).
+ */
 static inline void sy_arch_sc_inline(const uint8_t *code, unsigned len,
 				     unsigned room, uint8_t *out)
 {
-	memcpy(out, code, len);
-	sy_arch_nops(out + len, room - len);
+	sy_arch_nops(out, room - len);
+	memcpy(out + room - len, code, len);
 }
 
 /* The payload as compiled: a call to the next instruction, then NOPs
