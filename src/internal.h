@@ -230,6 +230,15 @@ SY_HIDDEN void sy_poke_sync(void);
 /* Counters for switchyard_get_stats(). */
 SY_HIDDEN void sy_poke_stats(struct switchyard_stats *st);
 
+/* ---- stubs for far static call targets (sc_stub.c) ---------------------- */
+/* The address of a stub that jumps to target and lies within reach of a
+ * call at from, or 0. Patch lock held. */
+SY_HIDDEN uintptr_t sy_sc_stub_find(uintptr_t from, uintptr_t target);
+/* Make one (0 if there is one already): 0, -ENOMEM (no page near from),
+ * or the poke engine's error. key names the static call in messages. */
+SY_HIDDEN int sy_sc_stub_make(uintptr_t from, uintptr_t target,
+			      const void *key);
+
 /* ---- the registry (registry.c) ------------------------------------------ */
 /* Bring every site of key to state `enabled` in every registered object.
  * Patch lock held. Returns 0 or a negative errno; on error no site changed. */

@@ -225,6 +225,7 @@ static bool payload_for(const struct sy_sc_entry *e, void (*f)(void),
 	uintptr_t code = entry_code(e);
 	unsigned room = entry_room(e);
 	int n = native_of(f);
+	uintptr_t stub;
 
 	if (!f) {
 		sy_arch_nops(out, room);
@@ -240,7 +241,57 @@ static bool payload_for(const struct sy_sc_entry *e, void (*f)(void),
 	}
 	if (entry_cs(e) && !callee_save(f))
 		return false;
-	return sy_arch_sc_call(code, room, (uintptr_t)f, out);
+	if (sy_arch_sc_call(code, room, (uintptr_t)f, out))
+		return true;
+	stub = sy_sc_stub_find(code, (uintptr_t)f);	/* beyond reach */
+	return stub && sy_arch_sc_call(code, room, stub, out);
+}
+
+/* Whether site e would call f through a stub that does not exist yet. */
+static bool wants_stub(const struct sy_sc_entry *e, void (*f)(void))
+{
+	uint8_t pl[SY_SC_ROOM_MAX];
+
+	return f && !payload_for(e, f, pl) &&
+	       !(entry_cs(e) && !callee_save(f)) &&
+	       f != (void (*)(void))__static_call_return0;
+}
+
+/*
+ * Stubs for the sites of key (every key: NULL) in table t (every table:
+ * NULL) whose target f lies beyond reach. Made before the steps of the
+ * protocol (a poke source cannot start another batch). A stub that cannot
+ * be made leaves its site on the detour (payload_for() finds none).
+ */
+static void make_stubs(struct sc_table *only, struct static_call_key *key,
+		       void (*f)(void))
+{
+	for (struct sc_table *t = only ? only : tables; t;
+	     t = only ? NULL : t->next) {
+		if (t->parked)
+			continue;
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			void (*g)(void) = f;
+			int r;
+
+			if (!(e->flags & SC_OWN) || (key && entry_key(e) != key))
+				continue;
+			if (!key)
+				g = __atomic_load_n(&entry_key(e)->func,
+						    __ATOMIC_RELAXED);
+			if (!wants_stub(e, g))
+				continue;
+			r = sy_sc_stub_make(entry_code(e), (uintptr_t)g,
+					    entry_key(e));
+			if (r)
+				sy_report(SWITCHYARD_LOG_WARN, NULL,
+					  entry_code(e), "static call site "
+					  SY_REPORT_SITE ": no stub within "
+					  "reach of its far target (%s): it "
+					  "calls through its detour",
+					  strerror(-r));
+		}
+	}
 }
 
 /* Whether p holds a payload we may have written at site e (or the compiled
@@ -502,6 +553,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	 * then the stores (one byte each), a sync, so that every thread that
 	 * passes a TEST guard has armed; then the guards.
 	 */
+	make_stubs(t, NULL, NULL);
 	r = sc_apply(&s, STEP_SETUP, false, NULL);
 	if (!r)
 		r = sc_apply(&s, STEP_PAYLOAD, true, NULL);
@@ -602,6 +654,7 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (mode <= 0 || !tables)
 		return 0;
+	make_stubs(NULL, key, func);
 	memset(&s, 0, sizeof(s));
 	s.key = key;
 	s.target = func;

@@ -7,6 +7,7 @@
  * either side are seen by both.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 
 #include "sc_dso.h"
 #include "sy_test.h"
@@ -28,6 +29,58 @@ static int lib_other(int x)
 
 DEFINE_STATIC_CALL(sc_exe, exe_impl);
 
+#ifdef SY__ARCH_HAVE_STATIC_CALL
+#include <stdint.h>
+#include <string.h>
+
+struct sc_rec {
+	const struct sy__sc_meta *meta;
+	int32_t code;
+	uint32_t flags;
+};
+extern struct sc_rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
+extern const unsigned int __rseq_size __attribute__((weak));
+
+/*
+ * The program's sites of key call f directly, or (f beyond reach: the
+ * library's functions, usually) through a stub, `jmp *0(%rip)` and f's
+ * address: never parked on the detour when rseq is there. Returns the
+ * number of sites that went through a stub, -1 if sites are not patched.
+ */
+static int check_far(struct static_call_key *key, void *f)
+{
+	const char *e = getenv("SWITCHYARD_STATIC_CALL");
+	int stubbed = 0;
+
+	if ((e && !strcmp(e, "detour")) || !&__rseq_size || __rseq_size < 20)
+		return -1;	/* sites not patched here */
+	for (struct sc_rec *r = __start_sy_static_call_sites;
+	     r < __stop_sy_static_call_sites; r++) {
+		const uint8_t *c = (const uint8_t *)&r->code + r->code;
+		const uint8_t *to;
+		uintptr_t dest;
+		int32_t rel;
+
+		if (r->meta->key != key)
+			continue;
+		CHECK_EQ(c[13], 0xa9);		/* TEST: the payload runs */
+		CHECK_EQ(c[18], 0xe8);
+		memcpy(&rel, c + 19, 4);
+		to = c + 23 + rel;
+		if ((void *)to == f)
+			continue;
+		stubbed++;
+		CHECK(to[0] == 0xff && to[1] == 0x25 && !memcmp(to + 2,
+		      "\0\0\0\0", 4));
+		memcpy(&dest, to + 6, 8);
+		CHECK(dest == (uintptr_t)f);
+	}
+	return stubbed;
+}
+#else
+#define check_far(key, f) (-1)
+#endif
+
 int main(int argc, char **argv)
 {
 	CHECK_EQ(static_call(sc_lib)(1), 101);
@@ -36,8 +89,19 @@ int main(int argc, char **argv)
 	/* the program updates the library's call, the library the program's */
 	CHECK_EQ(static_call_update(sc_lib, lib_other), 0);
 	CHECK_EQ(static_call(sc_lib)(1), 201);
+	CHECK(check_far(&STATIC_CALL_KEY(sc_lib), (void *)lib_other) <= 0);
 	CHECK_EQ(lib_update_own(1), 0);
 	CHECK_EQ(static_call(sc_lib)(1), 101);
+	{	/* the library's function, far from the program: a stub */
+		intptr_t d = (intptr_t)lib_impl - (intptr_t)main;
+		int n = check_far(&STATIC_CALL_KEY(sc_lib), (void *)lib_impl);
+
+		printf("library %s the program's reach: %d site(s) through "
+		       "a stub\n", d > INT32_MAX || d < INT32_MIN ?
+		       "beyond" : "within", n);
+		if (n >= 0 && (d > INT32_MAX || d < INT32_MIN))
+			CHECK(n >= 1);
+	}
 	CHECK_EQ(static_call_update(sc_exe, exe_other), 0);
 	CHECK_EQ(lib_call_exe(1), 3);
 	CHECK_EQ(lib_update_own(0), 0);

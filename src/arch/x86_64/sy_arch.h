@@ -364,6 +364,20 @@ static inline bool sy_arch_sc_is_call(const uint8_t *p, unsigned room)
 	return !memcmp(p, pad, room - 5) && p[room - 5] == SY_X86_CALL32;
 }
 
+/*
+ * A stub for a target beyond a site's reach (src/sc_stub.c): `jmp
+ * *0(%rip)` and the target's address, padded with int3 to 16 bytes.
+ */
+#define SY_SC_STUB_LEN 16
+static inline void sy_arch_sc_stub(uintptr_t target, uint8_t out[16])
+{
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+
+	memcpy(out, jmp, 6);
+	memcpy(out + 6, &target, 8);
+	out[14] = out[15] = SY_X86_INT3;
+}
+
 /* The detour a site's guard jumps to (its rel32, as compiled), also its
  * rseq abort handler. */
 static inline uintptr_t sy_arch_sc_detour(uintptr_t code)

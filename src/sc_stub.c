@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sc_stub.c - stubs for static call targets beyond a site's reach.
+ *
+ * A `call rel32` reaches 2 GiB either way; a program's executable and its
+ * shared libraries usually lie farther apart. A site whose target is out of
+ * reach calls a stub within reach instead: `jmp *0(%rip)` followed by the
+ * target's address (what a PLT entry does, with the address in the stub).
+ *
+ * Stubs live in pages we map next to the sites (within 1.5 GiB), filled
+ * with int3, then made read+execute (never writable and executable at
+ * once). A stub is written once, through the poke engine (the one writer
+ * of code), before any site refers to it, and never changed: a new target
+ * gets a new stub. Nothing executes a stub's bytes before a site's payload
+ * is rewritten to call it, and that write is followed by the update's
+ * SYNC_CORE (step 3 of the protocol), so the stub itself needs no sync.
+ * Stubs are never freed (their number is the number of distinct far
+ * targets per region of 1.5 GiB, small); a stub for an address that a
+ * dlclose()d library held still jumps to whatever that address holds,
+ * which is what a site would call directly.
+ *
+ * Everything here runs with the patch lock held.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#ifdef SY_SC_STUB_LEN
+
+#define STUB_PAGE 4096
+#define STUB_REACH (3ul << 29)	/* 1.5 GiB: stays within rel32 of a site */
+
+struct stub_page {
+	uintptr_t base;
+	size_t used;
+};
+
+static struct stub_page *pages;	/* patch lock */
+static size_t n_pages;
+static struct { uintptr_t addr, target; } *stubs;
+static size_t n_stubs, cap_stubs;
+
+static bool near(uintptr_t a, uintptr_t b)
+{
+	return (a > b ? a - b : b - a) < STUB_REACH;
+}
+
+uintptr_t sy_sc_stub_find(uintptr_t from, uintptr_t target)
+{
+	for (size_t i = 0; i < n_stubs; i++)
+		if (stubs[i].target == target && near(stubs[i].addr, from))
+			return stubs[i].addr;
+	return 0;
+}
+
+/* A new page of int3 near from, read+execute; 0 if none could be had. */
+static uintptr_t page_near(uintptr_t from)
+{
+	for (uintptr_t d = 64ul << 20; d < STUB_REACH - STUB_PAGE;
+	     d += 64ul << 20) {
+		for (int up = 0; up < 2; up++) {
+			uintptr_t hint = ((up ? from + d : from - d) &
+					  ~(uintptr_t)(STUB_PAGE - 1));
+			void *p;
+
+			if (!up && from < d)
+				continue;
+			p = mmap((void *)hint, STUB_PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS |
+				 MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uintptr_t)p != hint) {	/* an old kernel: a hint */
+				munmap(p, STUB_PAGE);
+				continue;
+			}
+			memset(p, SY_X86_INT3, STUB_PAGE);
+			if (mprotect(p, STUB_PAGE, PROT_READ | PROT_EXEC)) {
+				munmap(p, STUB_PAGE);
+				return 0;
+			}
+			return hint;
+		}
+	}
+	return 0;
+}
+
+struct stub_src {
+	struct sy_poke_desc d;
+	bool done;
+};
+
+static void stub_rewind(void *ctx)
+{
+	((struct stub_src *)ctx)->done = false;
+}
+
+static bool stub_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct stub_src *s = ctx;
+
+	if (s->done)
+		return false;
+	*d = s->d;
+	s->done = true;
+	return true;
+}
+
+int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
+{
+	struct stub_page *pg = NULL;
+	struct stub_src s;
+	struct sy_poke_src src = { stub_rewind, stub_next, &s };
+	uintptr_t addr;
+	int r;
+
+	if (sy_sc_stub_find(from, target))
+		return 0;
+	for (size_t i = 0; i < n_pages; i++)
+		if (pages[i].used + SY_SC_STUB_LEN <= STUB_PAGE &&
+		    near(pages[i].base, from))
+			pg = &pages[i];
+	if (n_stubs == cap_stubs) {
+		size_t cap = cap_stubs ? 2 * cap_stubs : 16;
+		void *p = realloc(stubs, cap * sizeof(*stubs));
+
+		if (!p)
+			return -ENOMEM;
+		stubs = p;
+		cap_stubs = cap;
+	}
+	if (!pg) {
+		void *p = realloc(pages, (n_pages + 1) * sizeof(*pages));
+		uintptr_t base;
+
+		if (!p)
+			return -ENOMEM;
+		pages = p;
+		base = page_near(from);
+		if (!base)
+			return -ENOMEM;
+		pg = &pages[n_pages++];
+		pg->base = base;
+		pg->used = 0;
+	}
+	addr = pg->base + pg->used;
+	memset(&s, 0, sizeof(s));
+	s.d.addr = addr;
+	s.d.len = SY_SC_STUB_LEN;
+	s.d.exact = true;
+	s.d.key = key;
+	memset(s.d.old, SY_X86_INT3, SY_SC_STUB_LEN);
+	sy_arch_sc_stub(target, s.d.new_);
+	/* no sync: nothing can run the stub before a site calls it, and
+	 * the write of that call is followed by a sync (file comment) */
+	r = sy_poke_apply_nosync(&src);
+	if (r)
+		return r;
+	pg->used += SY_SC_STUB_LEN;
+	stubs[n_stubs].addr = addr;
+	stubs[n_stubs].target = target;
+	n_stubs++;
+	return 0;
+}
+
+#else /* no patched static call sites on this architecture */
+
+uintptr_t sy_sc_stub_find(uintptr_t from, uintptr_t target)
+{
+	(void)from;
+	(void)target;
+	return 0;
+}
+
+int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
+{
+	(void)from;
+	(void)target;
+	(void)key;
+	return -EOPNOTSUPP;
+}
+#endif
