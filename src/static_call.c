@@ -63,6 +63,8 @@ long __static_call_return0(void)
 	return 0;
 }
 
+#ifdef SY_SC_GUARD	/* the arch has patched sites (sy_arch.h) */
+
 /* glibc >= 2.35 (weak: older ones lack them, then nothing is patched) */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
@@ -575,15 +577,6 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	return 0;
 }
 
-int sy__register_static_call_sites(struct sy_sc_entry *start,
-				   struct sy_sc_entry *stop)
-{
-	if (!start || stop < start)
-		return -EINVAL;
-	if (start == stop)	/* the header's glue in an object with no site */
-		return 0;
-	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
-}
 
 static int unregister_locked(struct sy_sc_entry *start)
 {
@@ -621,13 +614,6 @@ static int unregister_locked(struct sy_sc_entry *start)
 	return -ENOENT;
 }
 
-int sy__unregister_static_call_sites(struct sy_sc_entry *start,
-				     struct sy_sc_entry *stop)
-{
-	if (start == stop)
-		return 0;
-	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
-}
 
 /* ---- update ------------------------------------------------------------- */
 
@@ -691,12 +677,6 @@ parked:
 	return 0;
 }
 
-int __static_call_update(struct static_call_key *key, void (*func)(void))
-{
-	if (!key)
-		return -EINVAL;
-	return SY_GUARDED(SY_LOCKED(update_locked(key, func)));
-}
 
 /* ---- natives ------------------------------------------------------------ */
 
@@ -739,6 +719,67 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 		}
 	}
 	return 0;
+}
+
+#else /* !SY_SC_GUARD: no patched sites, a static call is a load + call */
+
+#define SY_SC_ROOM_MAX 15	/* the API's limit (switchyard_static_call_native) */
+
+static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
+{
+	(void)start;
+	(void)stop;
+	return 0;
+}
+
+static int unregister_locked(struct sy_sc_entry *start)
+{
+	(void)start;
+	return 0;
+}
+
+static int update_locked(struct static_call_key *key, void (*func)(void))
+{
+	/* release: pairs with sy__static_call_load()'s acquire */
+	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* no site to paste a native into: accepted, nothing to do */
+static int native_locked(void (*func)(void), const void *code, size_t len)
+{
+	(void)func;
+	(void)code;
+	(void)len;
+	return 0;
+}
+#endif /* SY_SC_GUARD */
+
+/* ---- entry points ------------------------------------------------------- */
+
+int sy__register_static_call_sites(struct sy_sc_entry *start,
+				   struct sy_sc_entry *stop)
+{
+	if (!start || stop < start)
+		return -EINVAL;
+	if (start == stop)	/* the header's glue in an object with no site */
+		return 0;
+	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+}
+
+int sy__unregister_static_call_sites(struct sy_sc_entry *start,
+				     struct sy_sc_entry *stop)
+{
+	if (start == stop)
+		return 0;
+	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+}
+
+int __static_call_update(struct static_call_key *key, void (*func)(void))
+{
+	if (!key)
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(update_locked(key, func)));
 }
 
 int switchyard_static_call_native(void (*func)(void), const void *code,

@@ -39,7 +39,11 @@ long cs_hand(long x);
 __attribute__((noinline)) long sc_neg(long x) { return -x; }
 __attribute__((noinline)) long sc_twice(long x) { return 2 * x; }
 
+#if defined(__x86_64__)
 SWITCHYARD_STATIC_CALL_NATIVE(sc_neg, "mov %rdi, %rax\n\tneg %rax");
+#elif defined(__aarch64__)	/* accepted; nothing pastes it there yet */
+SWITCHYARD_STATIC_CALL_NATIVE(sc_neg, "neg x0, x0");
+#endif
 
 DEFINE_STATIC_CALL_NATIVE(nat8, sc_neg, 8);
 DEFINE_STATIC_CALL(nat5, sc_neg);
@@ -75,8 +79,10 @@ __asm__(".text\n\t"
 	"ret\n\t"
 	".size cs_hand, . - cs_hand");
 #define CS_HAND cs_hand
+#define CS_HAND_ADD 9
 #else
 #define CS_HAND cs_clobber	/* no hand-written code on this arch */
+#define CS_HAND_ADD 7
 #endif
 
 DEFINE_STATIC_CALL_CALLEE_SAVE(csc, SWITCHYARD_CALLEE_SAVE(cs_clobber));
@@ -232,8 +238,10 @@ int main(void)
 	CHECK_EQ(switchyard_static_call_native(NULL, nop, 1), -EINVAL);
 	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_twice, nop,
 					       16), -EINVAL);
+#ifdef SY__ARCH_HAVE_STATIC_CALL
 	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_neg, nop, 1),
 		 -EEXIST);
+#endif
 	CHECK_EQ(call_nat8(7), -7);
 
 	/* callee-save: thunk, hand-written, ordinary (parked) */
@@ -241,7 +249,7 @@ int main(void)
 	check_call(&STATIC_CALL_KEY(csc), 5,
 		   (void *)SWITCHYARD_CALLEE_SAVE(cs_clobber));
 	CHECK_EQ(static_call_update(csc, CS_HAND), 0);
-	CHECK_EQ(keep_live(1), want_live(10));
+	CHECK_EQ(keep_live(1), want_live(1 + CS_HAND_ADD));
 	check_call(&STATIC_CALL_KEY(csc), 5, (void *)CS_HAND);
 	CHECK_EQ(static_call_update(csc, cs_clobber), 0);
 	CHECK_EQ(keep_live(1), want_live(8));
