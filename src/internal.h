@@ -279,7 +279,7 @@ struct sy_obj {
 SY_HIDDEN void sy_obj_lookup(uintptr_t addr, struct sy_obj *o);
 SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
 /* Report a key whose instance differs from the program's (objects.c). */
-SY_HIDDEN void sy_check_split_key(const struct static_key *key);
+SY_HIDDEN void sy_check_split_key(const void *key, bool call);
 
 /* ---- static calls (static_call.c) ---------------------------------------- */
 struct sy__sc_meta;

@@ -320,6 +320,8 @@ void sy_name_key(const struct static_key *key, char *buf, size_t size)
 
 	sy_object_of((uintptr_t)key, &path, &bias);
 	name = path ? key_name(&c, key, path, bias) : NULL;
+	if (name && !strncmp(name, "__SCK__", 7))	/* a static call's key */
+		memmove(name, name + 7, strlen(name + 7) + 1);
 	if (!name)
 		snprintf(buf, size, "key@%p", (const void *)key);
 	else if (!strncmp(name, "key@", 4) || bias == exe_bias())

@@ -214,7 +214,8 @@ int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
 
 
 /*
- * A key exported by a shared object can exist twice: the executable holds
+ * A key (a static key, or a static call's key: call) exported by a shared
+ * object can exist twice: the executable holds
  * a copy (a copy relocation: what gcc and clang emit for an extern variable
  * in PIE and non-PIE code alike), which is the program's instance, while a
  * library linked with -Bsymbolic, or whose key is protected, keeps using its
@@ -223,7 +224,7 @@ int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
  * from here, so it is reported at registration, with the fix: have the
  * executable reach such keys through the GOT.
  */
-void sy_check_split_key(const struct static_key *key)
+void sy_check_split_key(const void *key, bool call)
 {
 	struct exe_lookup q;
 	Dl_info info;
@@ -237,13 +238,16 @@ void sy_check_split_key(const struct static_key *key)
 	if (!q.addr || q.addr == (uintptr_t)key)
 		return;
 	sy_log(SWITCHYARD_LOG_ERROR,
-	       "static key '%s': the sites of %s use the instance at %p, "
+	       "%s '%s': the sites of %s use the instance at %p, "
 	       "the program's is at %p (a copy in the executable, and "
 	       "a -Bsymbolic or protected definition in %s): changing "
 	       "one does not reach the sites of the other. Build the "
 	       "executable with -mno-direct-extern-access (gcc) or "
 	       "-fno-direct-access-external-data (clang), or define the "
-	       "key in the executable",
-	       info.dli_sname, info.dli_fname, (void *)key,
-	       (void *)q.addr, info.dli_fname);
+	       "%s in the executable",
+	       call ? "static call" : "static key",
+	       call && !strncmp(info.dli_sname, "__SCK__", 7) ?
+	       info.dli_sname + 7 : info.dli_sname, info.dli_fname,
+	       (void *)key,
+	       (void *)q.addr, info.dli_fname, call ? "call" : "key");
 }

@@ -680,7 +680,7 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 				     &nkeys));
 	/* After the lock: the split check needs the dynamic linker. */
 	for (size_t i = 0; i < nkeys; i++)
-		sy_check_split_key(keys[i]);
+		sy_check_split_key(keys[i], false);
 	free(keys);
 	sy_leave();
 	return r;

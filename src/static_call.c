@@ -762,9 +762,22 @@ int sy__register_static_call_sites(struct sy_sc_entry *start,
 {
 	if (!start || stop < start)
 		return -EINVAL;
+	const struct static_call_key *last = NULL;
+	int r;
+
 	if (start == stop)	/* the header's glue in an object with no site */
 		return 0;
-	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+	r = SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+	/* After the lock: the split check needs the dynamic linker. Sites of
+	 * one key are usually adjacent: a key may be checked more than once,
+	 * which costs time, not correctness. */
+	for (struct sy_sc_entry *e = start; !r && e < stop; e++) {
+		if (!e->meta || e->meta->key == last)
+			continue;
+		last = e->meta->key;
+		sy_check_split_key(last, true);
+	}
+	return r;
 }
 
 int sy__unregister_static_call_sites(struct sy_sc_entry *start,

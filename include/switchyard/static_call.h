@@ -291,7 +291,10 @@ SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
 
 /*
  * struct sy__sc_meta - what a patched site knows of its static call (one per
- * site, emitted by static_call()); not API.
+ * site, emitted by static_call()); not API. Writable, not const: a const
+ * one lands in .rodata in non-PIC code, and the linker then resolves its
+ * key's address with a copy relocation, splitting a -Bsymbolic library's
+ * key from the program's even under -fno-direct-access-external-data.
  */
 struct sy__sc_meta {
 	struct static_call_key *key;
@@ -472,7 +475,7 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 #define SY__SC_CONV(i, a) ::sy::sc_conv<sy__sc_fn_t, i>(a)
 #define SY__SC_HEAD(name, load)                                                \
 	typedef __typeof__(STATIC_CALL_TRAMP(name)) sy__sc_fn_t;               \
-	static const struct sy__sc_meta sy__sc_meta = {                        \
+	static struct sy__sc_meta sy__sc_meta = {                              \
 		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
 	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };                      \
 	void (*(*const sy__sc_load)(struct static_call_key *))(void) = load;    \
@@ -508,7 +511,7 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 #define SY__SC_CONV(i, a) ((long)(a))
 #define SY__SC_HEAD(name)                                                      \
 	__typeof__(&STATIC_CALL_TRAMP(name)) const sy__sc_fn = 0;              \
-	static const struct sy__sc_meta sy__sc_meta = {                        \
+	static struct sy__sc_meta sy__sc_meta = {                              \
 		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
 	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };
 #define SY__SC_PTRS_0

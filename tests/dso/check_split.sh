@@ -14,7 +14,10 @@ fail=0
 [ $rc -eq 0 ] || { echo "FAIL: $prog exited with status $rc"; fail=1; }
 n=$(echo "$out" | grep -c "switchyard: static key 'shared_key': .*-mno-direct-extern-access")
 [ "$n" -eq 1 ] || { echo "FAIL: the split of shared_key reported $n times, want once"; fail=1; }
-echo "$out" | grep -q "(split seen)$" ||
-	{ echo "FAIL: the program did not show the split"; fail=1; }
+n=$(echo "$out" | grep -c "switchyard: static call 'shared_sc': .*-mno-direct-extern-access")
+[ "$n" -eq 1 ] || { echo "FAIL: the split of static call shared_sc reported $n times, want once"; fail=1; }
+n=$(echo "$out" | grep -c "(split seen)$")
+[ "$n" -eq 2 ] ||
+	{ echo "FAIL: the program did not show both splits"; fail=1; }
 [ $fail -eq 0 ] && echo PASS
 exit $fail

@@ -19,6 +19,11 @@ DSO_API int libkey_hidden_site(void);
 DSO_API int libkey_set_hidden(int on);
 DSO_API int libuser_site(void);
 DSO_API int libuser_exe_key_site(void);	/* uses exe_key */
+/* a static call defined in libkey.so, and a site of it there */
+DSO_API int libkey_sc_a(void);
+DSO_API int libkey_sc_b(void);
+DECLARE_STATIC_CALL(shared_sc, libkey_sc_a);
+DSO_API int libkey_sc_site(void);
 
 #ifdef __cplusplus
 }

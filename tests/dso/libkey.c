@@ -23,3 +23,20 @@ DSO_API int libkey_set_hidden(int on)
 	return on ? static_branch_enable(&libkey_hidden)
 		  : static_branch_disable(&libkey_hidden);
 }
+
+DSO_API int libkey_sc_a(void)
+{
+	return 1;
+}
+
+DSO_API int libkey_sc_b(void)
+{
+	return 2;
+}
+
+DEFINE_STATIC_CALL(shared_sc, libkey_sc_a);
+
+DSO_API int libkey_sc_site(void)
+{
+	return static_call(shared_sc)();
+}

@@ -4,7 +4,7 @@
  * relocation) while libkey_symbolic.so binds its own: the registry reports
  * the split at start-up (check_split.sh matches the message), and the
  * program shows the consequence it warns about: it exits 0 only when the
- * split is there to see.
+ * split is there to see. The same for the static call shared_sc.
  */
 #include <stdio.h>
 
@@ -19,5 +19,12 @@ int main(void)
 	lib_on = libkey_site();
 	printf("executable's instance enabled: %d, library's site: %d%s\n",
 	       exe_on, lib_on, exe_on != lib_on ? " (split seen)" : "");
-	return exe_on == 1 && lib_on == 0 ? 0 : 1;
+	if (!(exe_on == 1 && lib_on == 0))
+		return 1;
+	static_call_update(shared_sc, libkey_sc_b);
+	exe_on = static_call(shared_sc)();
+	lib_on = libkey_sc_site();
+	printf("executable's static call: %d, library's site: %d%s\n",
+	       exe_on, lib_on, exe_on != lib_on ? " (split seen)" : "");
+	return exe_on == 2 && lib_on == 1 ? 0 : 1;
 }

@@ -426,6 +426,16 @@ int main(int argc, char **argv)
 	CHECK_EQ(libkey_set_hidden(1), 0);
 	CHECK_EQ(libkey_hidden_site(), 1);
 
+	/* the library's static call, updated from here: one instance, in
+	 * every variant (-Bsymbolic ones reach it through the GOT) */
+	CHECK_EQ(static_call(shared_sc)(), 1);
+	CHECK_EQ(libkey_sc_site(), 1);
+	CHECK_EQ(static_call_update(shared_sc, libkey_sc_b), 0);
+	CHECK_EQ(static_call(shared_sc)(), 2);
+	CHECK_EQ(libkey_sc_site(), 2);
+	CHECK_EQ(static_call_update(shared_sc, libkey_sc_a), 0);
+	CHECK_EQ(libkey_sc_site(), 1);
+
 	test_introspection(path, mode);
 	test_orphans(path, mode);
 	if (ncycles) {
