@@ -213,7 +213,8 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  * detour, which calls func: every instruction but the last may change only
  * rax and the flags (say `movb $0,(%rdi)`, or `test; jz 1f; stc; 1:`);
  * at an ordinary site, not a callee-save one, a push is harmless too (the
- * site restores rsp after its payload: `push %rdi; popfq` is fine there).
+ * detour aligns the stack itself, and the site restores rsp after its
+ * payload: `push %rdi; popfq` is fine there).
  * len: 1 to 15.
  * Returns 0, -EINVAL (len, or func NULL), -ENOSPC (64 natives already),
  * -EEXIST (func has other code already), -EDEADLK (from a signal handler

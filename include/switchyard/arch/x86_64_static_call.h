@@ -69,7 +69,7 @@
  * the rseq abort handler (after the signature). It pushes the end of the
  * site as a return address (the frame a backtrace from the target walks
  * through, and what gdb's `next` steps over), calls the key's target (none
- * when NULL) with rsp % 16 == 0 when the site aligned it, drops the frame
+ * when NULL) with rsp % 16 == 0 (it aligns it), drops the frame
  * and jumps back: no `ret` to a pushed address, no `call` left unreturned,
  * so the return stack buffer stays in step (a guard that called the detour,
  * which then returned past the payload, cost 44-51 cycles a pass: every
@@ -84,15 +84,15 @@
  *   776 entry         CFA = rsp, RA = pc - 8 + the offset stored at pc - 8
  *   770 after lea     RA = rax
  *   777 after push    CFA = rsp + 8, RA at CFA-8
- *   then, ordinary site: 779 after sub CFA = rsp + 16; callee-save site:
- *   779 after push %rbp CFA = rsp + 16, rbp at CFA-16; 788 after mov CFA =
- *   rbp + 16; 789 after pop %rbp CFA = rsp + 8, rbp unchanged;
+ *   779 after push %rbp CFA = rsp + 16, rbp at CFA-16
+ *   788 after mov      CFA = rbp + 16
+ *   789 after pop %rbp CFA = rsp + 8, rbp unchanged
  *   781 at the jmp back: CFA = rsp, RA at CFA-8 (in the red zone now: a
  *   signal handler's frame leaves 128 bytes below rsp alone)
  * The entry row matters to gdb: single-stepping a patched site, every step
  * inside the rseq section is a preemption and restarts at the entry, and a
  * parked guard jumps there; gdb's `next` finds the site as the caller and
- * lets the detour run back to it. rbp is never changed.
+ * lets the detour run back to it. rbp is restored before the jump back.
  */
 /* (SY__SC_TEST_NO_FDE: the negative control of tests/gdb/check_gdb_sc.sh) */
 #ifdef SY__SC_TEST_NO_FDE
@@ -146,31 +146,20 @@
 	"781:\tjmp 775b\n"                                                     \
 	"782:\n\t"                                                             \
 	".popsection\n\t"
-/* ordinary site: the stack was aligned, the push took 8 */
-#define SY__SC_DETOUR                                                          \
-	SY__SC_DETOUR_HEAD                                                     \
-	"sub $8, %%rsp\n"                                                      \
-	"779:\t" SY__SC_DETOUR_LOAD_CALL                                       \
-	"lea 16(%%rsp), %%rsp\n"                                               \
-	SY__SC_DETOUR_TAIL                                                     \
-	SY__SC_FDE(".byte 0x02, 779b - 777b, 0x0e, 16\n\t"                     \
-		   ".byte 0x02, 781b - 779b, 0x0e, 0\n\t")
-/* callee-save site: the target the detour calls may be any function (the
- * registry writes a direct call into a callee-save site only for a
- * callee-save target), so the detour saves what a C function may change,
- * and aligns the stack, as a thunk does */
-#define SY__SC_CS_SAVE                                                         \
-	"push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\tpush %%rcx\n\t"             \
-	"push %%r8\n\tpush %%r9\n\tpush %%r10\n\tpush %%r11\n\t"
-#define SY__SC_CS_RESTORE                                                      \
-	"pop %%r11\n\tpop %%r10\n\tpop %%r9\n\tpop %%r8\n\t"                   \
-	"pop %%rcx\n\tpop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"
-#define SY__SC_DETOUR_CS                                                       \
+/*
+ * The body: an rbp frame, the stack aligned whatever rsp was at the entry
+ * (a native aborted after a push leaves it 8 lower at an ordinary site,
+ * which restores rsp from SV after the payload), then the call. A
+ * callee-save site's detour also saves what a C function may change: its
+ * target may be any function (the registry writes a direct call into a
+ * callee-save site only for a callee-save target).
+ */
+#define SY__SC_DETOUR_BODY(save, restore)                                      \
 	SY__SC_DETOUR_HEAD                                                     \
 	"push %%rbp\n"                                                         \
 	"779:\tmov %%rsp, %%rbp\n"                                             \
 	"788:\tand $-16, %%rsp\n\t"                                            \
-	SY__SC_CS_SAVE SY__SC_DETOUR_LOAD_CALL SY__SC_CS_RESTORE               \
+	save SY__SC_DETOUR_LOAD_CALL restore                                   \
 	"mov %%rbp, %%rsp\n\t"                                                 \
 	"pop %%rbp\n"                                                          \
 	"789:\tlea 8(%%rsp), %%rsp\n"                                          \
@@ -179,6 +168,14 @@
 		   ".byte 0x02, 788b - 779b, 0x0d, 6\n\t"                      \
 		   ".byte 0x02, 789b - 788b, 0x0c, 7, 8, 0x08, 6\n\t"          \
 		   ".byte 0x02, 781b - 789b, 0x0e, 0\n\t")
+#define SY__SC_CS_SAVE                                                         \
+	"push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\tpush %%rcx\n\t"             \
+	"push %%r8\n\tpush %%r9\n\tpush %%r10\n\tpush %%r11\n\t"
+#define SY__SC_CS_RESTORE                                                      \
+	"pop %%r11\n\tpop %%r10\n\tpop %%r9\n\tpop %%r8\n\t"                   \
+	"pop %%rcx\n\tpop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"
+#define SY__SC_DETOUR SY__SC_DETOUR_BODY("", "")
+#define SY__SC_DETOUR_CS SY__SC_DETOUR_BODY(SY__SC_CS_SAVE, SY__SC_CS_RESTORE)
 
 /* The site's record, and the site from the arm to the end of the payload:
  * the payload is room bytes (sy_room, 5 to 15), its compiled form a call
