@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_sc_call.c - what one call costs, side by side in one process: a
+ * direct call; a static call whose site is patched (a direct `call rel32`
+ * behind the site's arm and guard); a static call whose site is parked on
+ * its detour because its target is out of rel32 reach (a function of a
+ * shared library: the detour calls through the key); an indirect call
+ * through a function pointer, plain and compiled with retpolines; a call
+ * through the PLT into a shared library; a GNU ifunc of a shared library;
+ * a target_clones function of the executable. Every target is x * 3 + 1 in
+ * another translation unit or object.
+ *
+ * Two loops per variant: a dependent chain x = f(x) (latency: each call
+ * waits for the previous result) and s += f(i) (throughput: the calls are
+ * independent, the front end and the return stack set the pace). Variants
+ * interleaved, the starting one rotated each round, one unrecorded warm-up
+ * round (lazy PLT binding, page faults); medians with 95% CIs; each variant
+ * against the direct call: Hodges-Lehmann shift with its 95% CI and the
+ * Mann-Whitney verdict. A chain of dependent adds (1 cycle each) measured
+ * in the same rounds converts ns to cycles.
+ *
+ * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
+ * (bench/run_static_calls.sh does) and the in-reach site is parked too.
+ * Which state each site is in is read from memory and printed.
+ *
+ *   bench_sc_call [--rounds R] [--n N] [--json FILE]
+ *   bench_sc_call --callgrind N1 N2   (under valgrind --tool=callgrind:
+ *       dumps each chain loop's counts after N1 and after N2 calls; the
+ *       difference / (N2 - N1) is the instructions per call)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <switchyard.h>
+
+#include "stats.h"
+#include "sc_call.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#endif
+#endif
+
+DEFINE_STATIC_CALL(sc_near, sc_tgt_a);	/* target in the executable */
+DEFINE_STATIC_CALL(sc_far, sc_lib_tgt);	/* target in libbench_sc_lib.so */
+
+/* ---- dependent chain: x = f(x) ----------------------------------------- */
+
+/* 4 dependent register-register adds per iteration: 4 cycles, whatever
+ * the clock. (Not add $imm: recent Intel cores execute chains of those
+ * faster than one per cycle, and the figure would be meaningless.) */
+SC_LOOPFN static long c_calib(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		__asm__("add %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\tadd %0, %0"
+			: "+r"(x));
+	return x;
+}
+
+SC_LOOPFN static long c_direct(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = sc_tgt_a(x);
+	return x;
+}
+
+SC_LOOPFN static long c_static(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = static_call(sc_near)(x);
+	return x;
+}
+
+SC_LOOPFN static long c_static_far(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = static_call(sc_far)(x);
+	return x;
+}
+
+SC_LOOPFN static long c_plt(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = sc_lib_tgt(x);
+	return x;
+}
+
+SC_LOOPFN static long c_ifunc(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = sc_lib_ifunc(x);
+	return x;
+}
+
+SC_LOOPFN static long c_clones(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = sc_clones_tgt(x);
+	return x;
+}
+
+/* ---- throughput: s += f(i) --------------------------------------------- */
+
+SC_LOOPFN static long t_direct(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += sc_tgt_a(i);
+	return s;
+}
+
+SC_LOOPFN static long t_static(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += static_call(sc_near)(i);
+	return s;
+}
+
+SC_LOOPFN static long t_static_far(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += static_call(sc_far)(i);
+	return s;
+}
+
+SC_LOOPFN static long t_plt(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += sc_lib_tgt(i);
+	return s;
+}
+
+SC_LOOPFN static long t_ifunc(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += sc_lib_ifunc(i);
+	return s;
+}
+
+SC_LOOPFN static long t_clones(long x, long n)
+{
+	long s = x;
+
+	for (long i = 0; i < n; i++)
+		s += sc_clones_tgt(i);
+	return s;
+}
+
+struct variant {
+	const char *id;		/* the loop function's name (sc_code.py) */
+	const char *name;
+	long (*f)(long, long);
+};
+
+#define V(fn, name) { #fn, name, fn }
+#define STATIC_NEAR "static_call, target in reach"
+#define STATIC_FAR "static_call, target in a shared library"
+static const struct variant chain[] = {
+	V(c_direct, "direct call"),
+	V(c_static, STATIC_NEAR),
+	V(c_static_far, STATIC_FAR),
+	V(c_pointer, "function pointer (indirect call)"),
+	V(c_retpoline, "function pointer, retpoline"),
+	V(c_plt, "PLT call into a shared library"),
+	V(c_ifunc, "GNU ifunc in a shared library"),
+	V(c_clones, "target_clones function"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
+static const struct variant thru[] = {
+	V(t_direct, "direct call"),
+	V(t_static, STATIC_NEAR),
+	V(t_static_far, STATIC_FAR),
+	V(t_pointer, "function pointer (indirect call)"),
+	V(t_retpoline, "function pointer, retpoline"),
+	V(t_plt, "PLT call into a shared library"),
+	V(t_ifunc, "GNU ifunc in a shared library"),
+	V(t_clones, "target_clones function"),
+};
+#define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
+#define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
+
+static void interleave(const struct variant *v, int nv, int rounds, long n,
+		       double *s)
+{
+	for (int r = -1; r < rounds; r++)	/* r = -1: warm-up */
+		for (int k = 0; k < nv; k++) {
+			int i = (r + 1 + k) % nv;
+			double t0 = bench_now_ns();
+			volatile long sink = v[i].f(r + 2, n);
+
+			(void)sink;
+			if (r >= 0)
+				s[i * rounds + r] = (bench_now_ns() - t0) / (double)n;
+		}
+}
+
+static const char *state_name(struct sc_site s, const void *target)
+{
+	if (s.state == SC_PARKED)
+		return "parked (guard JMP32 to the detour)";
+	if (s.state == SC_PATCHED && s.calls == target)
+		return "patched (guard TEST32, payload call rel32 to the target)";
+	if (s.state == SC_PATCHED)
+		return "patched, but its payload does not call the target (?)";
+	return "not found (?)";
+}
+
+static void print_site(const char *id, long (*fn)(long, long),
+		       const void *target)
+{
+	struct sc_site s = sc_find_site((const void *)fn, 256);
+
+	printf("  site in %-13s %s", id, state_name(s, target));
+	if (s.guard) {
+		printf("; guard+payload bytes:");
+		for (int i = 0; i < 10; i++)
+			printf(" %02x", s.guard[i]);
+	}
+	printf("\n");
+}
+
+/* ns per cycle, from the calibration variant (NaN if absent) */
+static double cycle_ns;
+
+static void report(const char *title, const struct variant *v, int nv,
+		   int rounds, const double *s, FILE *json, int *first)
+{
+	const double *base = &s[0];	/* the direct call */
+	double mb = bench_summarize(base, (size_t)rounds).median;
+
+	printf("== %s (ns per call; cycles = ns / %.4f ns)\n", title, cycle_ns);
+	for (int i = 0; i < nv; i++) {
+		const double *si = &s[i * rounds];
+		struct bench_summary m = bench_summarize(si, (size_t)rounds);
+		char what[64];
+
+		snprintf(what, sizeof(what), "  %s", v[i].name);
+		bench_print(what, m, 1, "ns");
+		printf("  %-42s %.2f cycles", "", m.median / cycle_ns);
+		if (i > 0 && strcmp(v[i].id, "c_calib")) {
+			struct sc_shift d = sc_hl_shift(si, (size_t)rounds, base,
+							(size_t)rounds);
+			double z = bench_mann_whitney_z(si, (size_t)rounds, base,
+							(size_t)rounds);
+
+			printf("; vs direct %s: %+.3f ns [%+.3f, %+.3f] = "
+			       "%+.1f%% [%+.1f%%, %+.1f%%] (z = %.2f)",
+			       bench_verdict(z), d.est, d.lo, d.hi,
+			       100 * d.est / mb, 100 * d.lo / mb,
+			       100 * d.hi / mb, z);
+		}
+		printf("\n");
+		if (json) {
+			fprintf(json, "%s{\"loop\":\"%s\",\"variant\":\"%s\","
+				"\"name\":\"%s\",\"ns_per_call\":[",
+				*first ? "" : ",\n", title, v[i].id, v[i].name);
+			for (int r = 0; r < rounds; r++)
+				fprintf(json, "%s%.4f", r ? "," : "",
+					si[r]);
+			fprintf(json, "]}");
+			*first = 0;
+		}
+	}
+}
+
+static int run_callgrind(long n1, long n2)
+{
+#ifdef HAVE_CALLGRIND
+	for (int i = 0; i < NCHAIN; i++) {
+		char what[96];
+
+		chain[i].f(1, 100);	/* warm: lazy binding */
+		CALLGRIND_ZERO_STATS;
+		chain[i].f(1, n1);
+		snprintf(what, sizeof(what), "%s n=%ld", chain[i].id, n1);
+		CALLGRIND_DUMP_STATS_AT(what);
+		CALLGRIND_ZERO_STATS;
+		chain[i].f(1, n2);
+		snprintf(what, sizeof(what), "%s n=%ld", chain[i].id, n2);
+		CALLGRIND_DUMP_STATS_AT(what);
+	}
+	print_site("c_static", c_static, (const void *)sc_tgt_a);
+	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
+	return 0;
+#else
+	(void)n1;
+	(void)n2;
+	fprintf(stderr, "built without <valgrind/callgrind.h>\n");
+	return 77;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 31;
+	long n = 5000000;
+	const char *json_path = NULL;
+	FILE *json = NULL;
+	int first = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+			n = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json_path = argv[++i];
+		else if (!strcmp(argv[i], "--callgrind") && i + 2 < argc)
+			return run_callgrind(atol(argv[i + 1]),
+					     atol(argv[i + 2]));
+		else {
+			fprintf(stderr, "usage: %s [--rounds R] [--n N] "
+				"[--json FILE] | --callgrind N1 N2\n", argv[0]);
+			return 2;
+		}
+	}
+	if (rounds < 3 || n < 1)
+		return 2;
+
+	double *sc = calloc((size_t)(NCHAIN * rounds), sizeof(double));
+	double *st = calloc((size_t)(NTHRU * rounds), sizeof(double));
+
+	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
+	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
+						: "(unset)",
+	       __builtin_cpu_supports("avx2") ? "avx2" : "default");
+	printf("static call sites, as in memory after the run:\n");
+	interleave(chain, NCHAIN, rounds, n, sc);
+	interleave(thru, NTHRU, rounds, n, st);
+	print_site("c_static", c_static, (const void *)sc_tgt_a);
+	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
+	print_site("t_static", t_static, (const void *)sc_tgt_a);
+	print_site("t_static_far", t_static_far, (const void *)sc_lib_tgt);
+	printf("%d rounds of %ld calls per variant, interleaved\n\n", rounds, n);
+
+	cycle_ns = bench_summarize(&sc[(NCHAIN - 1) * rounds],
+				   (size_t)rounds).median / 4;
+	if (json_path && !(json = fopen(json_path, "w")))
+		perror(json_path);
+	if (json)
+		fprintf(json, "[\n");
+	report("x = f(x)", chain, NCHAIN, rounds, sc, json, &first);
+	printf("\n");
+	report("s += f(i)", thru, NTHRU, rounds, st, json, &first);
+	if (json) {
+		fprintf(json, "\n]\n");
+		fclose(json);
+	}
+	free(sc);
+	free(st);
+	return 0;
+}
