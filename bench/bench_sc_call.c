@@ -17,7 +17,8 @@
  * round (lazy PLT binding, page faults); medians with 95% CIs; each variant
  * against the direct call: Hodges-Lehmann shift with its 95% CI and the
  * Mann-Whitney verdict. A chain of dependent adds (1 cycle each) measured
- * in the same rounds converts ns to cycles.
+ * in the same rounds converts ns to cycles. A third set, "anatomy", takes
+ * the patched site apart (emulated in this file: see below).
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
  * (bench/run_static_calls.sh does) and the in-reach site is parked too.
@@ -158,6 +159,55 @@ SC_LOOPFN static long t_clones(long x, long n)
 	return s;
 }
 
+/* ---- anatomy: the site's parts, emulated here ---------------------------
+ *
+ * Not the library's code: inline asm in this file that calls sc_tgt_a
+ * directly behind some of the parts of a patched site (arch/
+ * x86_64_static_call.h), to see which part costs what. The same operands
+ * and clobbers as the library's asm (argument in rdi, result in rax, every
+ * other caller-saved register clobbered, the frame address as an input).
+ * The arm's store goes to a thread-local variable of this executable, at a
+ * %fs offset as the real one (the thread's rseq_cs); its load form reads
+ * %fs:0 as the unarmed site does.
+ */
+__thread long sc_emu_tls;
+
+#define EMU_CLOBBERS                                                           \
+	"rsi", "rdx", "rcx", "r8", "r9", "r10", "r11", "cc", "memory", "xmm0", \
+	"xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",\
+	"xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)",   \
+	"st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)", "mm0", "mm1",    \
+	"mm2", "mm3", "mm4", "mm5", "mm6", "mm7"
+#define EMU_STEP "mov %%rsp, %[sv]\n\tlea -128(%%rsp), %%rsp\n\tand $-16, %%rsp\n\t"
+#define EMU_UNSTEP "\n\tmov %[sv], %%rsp"
+#define EMU_ARM_STORE "mov $0, %%r11d\n\tmov %%r11, %%fs:sc_emu_tls@tpoff\n\t"
+#define EMU_ARM_LOAD "mov $0, %%r11d\n\tmov %%fs:0, %%r11\n\t"
+#define EMU_GUARD "test $0x12345678, %%eax\n\t"
+#define EMU_LOOP(fn, text)                                                     \
+	SC_LOOPFN static long fn(long x, long n)                               \
+	{                                                                      \
+		for (long i = 0; i < n; i++) {                                 \
+			register long a __asm__("rdi") = x;                    \
+			register long r __asm__("rax");                        \
+			unsigned long sv;                                      \
+			__asm__ volatile(text                                  \
+					 : "=r"(r), [sv] "=&r"(sv), "+r"(a)    \
+					 : "r"(__builtin_frame_address(0))     \
+					 : EMU_CLOBBERS);                      \
+			(void)sv;                                              \
+			x = r;                                                 \
+		}                                                              \
+		return x;                                                      \
+	}
+
+EMU_LOOP(e_lea, "lea -128(%%rsp), %%rsp\n\tcall sc_tgt_a\n\t"
+		"lea 128(%%rsp), %%rsp")
+EMU_LOOP(e_step, EMU_STEP "call sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_step_arm, EMU_STEP EMU_ARM_STORE "call sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_site, EMU_STEP EMU_ARM_STORE EMU_GUARD "call sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_site_load, EMU_STEP EMU_ARM_LOAD EMU_GUARD "call sc_tgt_a"
+		EMU_UNSTEP)
+
 struct variant {
 	const char *id;		/* the loop function's name (sc_code.py) */
 	const char *name;
@@ -187,8 +237,20 @@ static const struct variant thru[] = {
 	V(t_plt, "PLT call into a shared library"),
 	V(t_ifunc, "GNU ifunc in a shared library"),
 	V(t_clones, "target_clones function"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
+static const struct variant anatomy[] = {
+	V(c_direct, "direct call (compiler's)"),
+	V(e_lea, "asm: lea -128(%rsp); call; lea +128"),
+	V(e_step, "asm: red-zone step + align; call"),
+	V(e_step_arm, "asm: step; arm (TLS store); call"),
+	V(e_site, "asm: step; arm; TEST32; call (= site)"),
+	V(e_site_load, "asm: step; arm as a load; TEST32; call"),
+	V(c_static, "the library's patched site"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
+#define NANAT (int)(sizeof(anatomy) / sizeof(anatomy[0]))
 #define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
 
 static void interleave(const struct variant *v, int nv, int rounds, long n,
@@ -231,14 +293,15 @@ static void print_site(const char *id, long (*fn)(long, long),
 	printf("\n");
 }
 
-/* ns per cycle, from the calibration variant (NaN if absent) */
-static double cycle_ns;
-
+/* Print a set: the direct call first, the calibration (c_calib, which
+ * gives ns per cycle in the same rounds) last. */
 static void report(const char *title, const struct variant *v, int nv,
 		   int rounds, const double *s, FILE *json, int *first)
 {
 	const double *base = &s[0];	/* the direct call */
 	double mb = bench_summarize(base, (size_t)rounds).median;
+	double cycle_ns = bench_summarize(&s[(nv - 1) * rounds],
+					  (size_t)rounds).median / 4;
 
 	printf("== %s (ns per call; cycles = ns / %.4f ns)\n", title, cycle_ns);
 	for (int i = 0; i < nv; i++) {
@@ -279,17 +342,18 @@ static int run_callgrind(long n1, long n2)
 {
 #ifdef HAVE_CALLGRIND
 	for (int i = 0; i < NCHAIN; i++) {
-		char what[96];
+		char w1[96], w2[96];
 
-		chain[i].f(1, 100);	/* warm: lazy binding */
+		/* outside the counted windows: the strings, lazy binding */
+		snprintf(w1, sizeof(w1), "%s n=%ld", chain[i].id, n1);
+		snprintf(w2, sizeof(w2), "%s n=%ld", chain[i].id, n2);
+		chain[i].f(1, 100);
 		CALLGRIND_ZERO_STATS;
 		chain[i].f(1, n1);
-		snprintf(what, sizeof(what), "%s n=%ld", chain[i].id, n1);
-		CALLGRIND_DUMP_STATS_AT(what);
+		CALLGRIND_DUMP_STATS_AT(w1);
 		CALLGRIND_ZERO_STATS;
 		chain[i].f(1, n2);
-		snprintf(what, sizeof(what), "%s n=%ld", chain[i].id, n2);
-		CALLGRIND_DUMP_STATS_AT(what);
+		CALLGRIND_DUMP_STATS_AT(w2);
 	}
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
@@ -331,6 +395,7 @@ int main(int argc, char **argv)
 
 	double *sc = calloc((size_t)(NCHAIN * rounds), sizeof(double));
 	double *st = calloc((size_t)(NTHRU * rounds), sizeof(double));
+	double *sa = calloc((size_t)(NANAT * rounds), sizeof(double));
 
 	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
@@ -339,14 +404,13 @@ int main(int argc, char **argv)
 	printf("static call sites, as in memory after the run:\n");
 	interleave(chain, NCHAIN, rounds, n, sc);
 	interleave(thru, NTHRU, rounds, n, st);
+	interleave(anatomy, NANAT, rounds, n, sa);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
 	print_site("t_static_far", t_static_far, (const void *)sc_lib_tgt);
 	printf("%d rounds of %ld calls per variant, interleaved\n\n", rounds, n);
 
-	cycle_ns = bench_summarize(&sc[(NCHAIN - 1) * rounds],
-				   (size_t)rounds).median / 4;
 	if (json_path && !(json = fopen(json_path, "w")))
 		perror(json_path);
 	if (json)
@@ -354,11 +418,14 @@ int main(int argc, char **argv)
 	report("x = f(x)", chain, NCHAIN, rounds, sc, json, &first);
 	printf("\n");
 	report("s += f(i)", thru, NTHRU, rounds, st, json, &first);
+	printf("\n");
+	report("anatomy, x = f(x)", anatomy, NANAT, rounds, sa, json, &first);
 	if (json) {
 		fprintf(json, "\n]\n");
 		fclose(json);
 	}
 	free(sc);
 	free(st);
+	free(sa);
 	return 0;
 }

@@ -126,20 +126,20 @@ static inline struct sc_site sc_find_site(const void *from, size_t len)
 	return r;
 }
 
-/* Count the sites in [from, from + len): patched calling target, patched
- * calling something else, parked. */
+/* Count the first max sites in [from, from + len): patched calling target,
+ * patched calling something else, parked. */
 struct sc_census {
 	int patched_target, patched_other, parked;
 };
 
 static inline struct sc_census sc_count_sites(const void *from, size_t len,
-					      const void *target)
+					      int max, const void *target)
 {
 	struct sc_census c = { 0, 0, 0 };
 	const unsigned char *p = (const unsigned char *)from;
 	const unsigned char *end = p + len;
 
-	while (p < end) {
+	for (int k = 0; k < max && p < end; k++) {
 		struct sc_site s = sc_find_site(p, (size_t)(end - p));
 
 		if (s.state == SC_NONE)

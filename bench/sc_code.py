@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""sc_code.py - the code side of bench_sc_call: instructions and bytes.
+
+    sc_code.py BENCH_SC_CALL [CALLGRIND_DIR]
+
+From `objdump -d` of the binary, for every chain loop x = f(x) (c_*): the
+loop body (from the target of its backward branch to the branch), its
+instructions and bytes, and the call site in it (the body minus the
+direct-call loop's own loop control, compared instruction by instruction);
+for the static call, the site from its red-zone step to the restore of
+%rsp, its out-of-line detour (from the guard's JMP32 target, plus the
+4-byte rseq signature before it), and the instructions on its two paths:
+patched (the guard is TEST32 and falls through to the payload's call) and
+parked (the guard jumps to the detour, which calls through the key and
+jumps back after the payload). For PLT, ifunc and target_clones calls, the
+PLT entry the call goes through (shared by every call site of that
+function); for the retpoline, the thunk (shared by the translation unit).
+
+With CALLGRIND_DIR (the dumps of `bench_sc_call --callgrind N1 N2` under
+valgrind --tool=callgrind): instructions per call of each variant, the
+difference of the counts after N2 and after N1 calls over N2 - N1, and the
+patched static call's count as valgrind cannot show it (no rseq under
+valgrind: the site runs parked): the direct call's count plus the
+difference of the two loop bodies on the patched path (the callee is the
+same function).
+
+Exits 1 if the retpoline loop does not call an __x86_indirect_thunk_*.
+"""
+import glob
+import re
+import subprocess
+import sys
+
+INSN = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$")
+FUNC = re.compile(r"^([0-9a-f]+) <(.+)>:$")
+TARGET = re.compile(r"^(?:call|jmp|j[a-z]+)\s+([0-9a-f]+)\b")
+
+VARIANTS = [
+    ("c_direct", "direct call"),
+    ("c_static", "static_call, patched (in reach)"),
+    ("c_static_far", "static_call, parked (target in a library)"),
+    ("c_pointer", "function pointer"),
+    ("c_retpoline", "function pointer, retpoline"),
+    ("c_plt", "PLT call into a shared library"),
+    ("c_ifunc", "GNU ifunc in a shared library"),
+    ("c_clones", "target_clones function"),
+]
+
+
+class Insn:
+    def __init__(self, addr, raw, text):
+        self.addr = addr
+        self.size = len(raw.split())
+        self.raw = raw
+        self.text = re.sub(r"\s+", " ", text.split("#")[0].strip())
+        m = TARGET.match(self.text)
+        self.target = int(m.group(1), 16) if m else None
+
+    def norm(self):
+        """the instruction without addresses (call targets differ)"""
+        return re.sub(r"\b[0-9a-f]+ <[^>]*>", "<>", self.text)
+
+
+def objdump(path, *extra):
+    out = subprocess.run(["objdump", "-d", "-w", "--insn-width=16", *extra,
+                          path], check=True, capture_output=True,
+                         text=True).stdout
+    funcs, cur = {}, None
+    for line in out.splitlines():
+        m = FUNC.match(line)
+        if m:
+            cur = funcs.setdefault(m.group(2), [])
+            continue
+        m = INSN.match(line)
+        if m and cur is not None:
+            cur.append(Insn(int(m.group(1), 16), m.group(2), m.group(3)))
+    return funcs
+
+
+def decode_at(path, addr, length=64):
+    out = subprocess.run(["objdump", "-d", "-w", "--insn-width=16",
+                          "--start-address=%#x" % addr,
+                          "--stop-address=%#x" % (addr + length), path],
+                         check=True, capture_output=True, text=True).stdout
+    return [Insn(int(m.group(1), 16), m.group(2), m.group(3))
+            for m in map(INSN.match, out.splitlines()) if m]
+
+
+def loop_body(insns):
+    """instructions from the target of the last backward branch to it"""
+    start = insns[0].addr
+    for i in range(len(insns) - 1, -1, -1):
+        x = insns[i]
+        if (x.text.startswith("j") and not x.text.startswith("jmp")
+                and x.target is not None and start <= x.target < x.addr):
+            return [y for y in insns if x.target <= y.addr <= x.addr]
+    raise SystemExit("no loop found")
+
+
+def site_of(body, control):
+    """the body minus the direct loop's control instructions (multiset)"""
+    rest = list(control)
+    site = []
+    for x in body:
+        if x.norm() in rest:
+            rest.remove(x.norm())
+        else:
+            site.append(x)
+    return site
+
+
+def static_site(body):
+    """the static call site: from `mov %rsp,SV` + `lea -0x80(%rsp),%rsp`
+    to `mov SV,%rsp`"""
+    for i, x in enumerate(body[:-1]):
+        m = re.match(r"mov %rsp,(%r\w+)$", x.text)
+        if m and body[i + 1].text.startswith("lea -0x80(%rsp),%rsp"):
+            for j in range(i + 2, len(body)):
+                if body[j].text == "mov %s,%%rsp" % m.group(1):
+                    return body[i:j + 1]
+    raise SystemExit("static call site not found")
+
+
+def main():
+    path = sys.argv[1]
+    cgdir = sys.argv[2] if len(sys.argv) > 2 else None
+    funcs = objdump(path)
+    by_addr = sorted((f[0].addr, name, f) for name, f in funcs.items() if f)
+
+    def owner(addr):
+        for a, name, f in by_addr:
+            if a <= addr <= f[-1].addr:
+                return name, f
+        return None, None
+
+    bodies = {v: loop_body(funcs[v]) for v, _ in VARIANTS}
+    direct = bodies["c_direct"]
+    dcall = [x for x in direct if x.text.startswith("call")]
+    control = [x.norm() for x in direct if x not in dcall]
+    rows, notes, ok = [], [], True
+    path_insns = {}
+    for v, name in VARIANTS:
+        body = bodies[v]
+        if v.startswith("c_static"):
+            site = static_site(body)
+        else:
+            site = site_of(body, control)
+        guard = next((x for x in site if x.text.startswith("jmp")
+                      and x.target is not None
+                      and not site[0].addr <= x.target <= site[-1].addr
+                      + site[-1].size), None)
+        out_of_line = ""
+        if v.startswith("c_static") and guard is not None:
+            det = []
+            for x in decode_at(path, guard.target):
+                det.append(x)
+                if x.text.startswith("jmp") and x.target is not None:
+                    break
+            dbytes = 4 + sum(x.size for x in det)
+            out_of_line = "detour %d B per site (4 signature + %d insns)" % (
+                dbytes, len(det))
+            # patched: every body instruction (the guard is TEST32, 1 insn);
+            # parked: the body without the payload's call, plus the detour
+            # but its jz (not taken: counted), i.e. all of it
+            path_insns[v] = {
+                "patched": len(body),
+                "parked": len(body) - 1 + len(det),
+            }
+            notes.append("%s detour: %s" % (v, "; ".join(x.text for x in det)))
+        calls = [x for x in site if x.text.startswith("call")]
+        if calls and calls[0].target is not None:
+            tname, tf = owner(calls[0].target)
+            if tname and "@plt" in tname:
+                out_of_line = "PLT entry %d B, shared (%s)" % (
+                    sum(x.size for x in tf), tf[0].text)
+            if tname and tname.startswith("__x86_indirect_thunk"):
+                out_of_line = "%s %d B, shared by the file" % (
+                    tname, sum(x.size for x in tf))
+        if v == "c_retpoline" and not any(
+                "__x86_indirect_thunk_" in x.text for x in site):
+            ok = False
+            notes.append("ERROR: c_retpoline does not call an "
+                         "__x86_indirect_thunk_*: " + "; ".join(
+                             x.text for x in site))
+        rows.append((v, name, len(body), sum(x.size for x in body),
+                     len(site), sum(x.size for x in site),
+                     "; ".join(x.text for x in site), out_of_line))
+
+    print("== code per variant (objdump -d; loop body = one iteration of "
+          "x = f(x))")
+    print("| variant | loop body: insns / bytes | call site in the caller: "
+          "insns / bytes | out of line |")
+    print("| --- | --- | --- | --- |")
+    for v, name, bi, bb, si, sb, stext, ool in rows:
+        print("| %s | %d / %d | %d / %d | %s |" % (name, bi, bb, si, sb,
+                                                   ool or "-"))
+    print()
+    for v, name, bi, bb, si, sb, stext, ool in rows:
+        print("  %-13s site: %s" % (v, stext))
+    for n in notes:
+        print("  " + n)
+    print("  static call loop body (patched path):")
+    for x in bodies["c_static"]:
+        print("    %-36s %s" % (x.raw, x.text))
+
+    if cgdir:
+        counts = {}
+        for f in glob.glob(cgdir + "/*"):
+            desc = summ = None
+            with open(f, errors="replace") as fh:
+                for line in fh:
+                    pre = "desc: Trigger: Client Request: "
+                    if line.startswith(pre):
+                        desc = line[len(pre):].strip()
+                    elif line.startswith("summary:"):
+                        summ = int(line.split()[1])
+                        break
+            if desc and summ is not None:
+                m = re.match(r"(\S+) n=(\d+)$", desc)
+                if m:
+                    counts.setdefault(m.group(1), {})[int(m.group(2))] = summ
+        print()
+        print("== instructions per call, x = f(x) loop (callgrind: whole "
+              "iteration, callee and loop control included)")
+        print("| variant | instructions per call | vs direct |")
+        print("| --- | --- | --- |")
+        per = {}
+        for v, name in VARIANTS:
+            c = counts.get(v)
+            if not c or len(c) < 2:
+                continue
+            (n1, c1), (n2, c2) = sorted(c.items())[:2]
+            per[v] = (c2 - c1) / (n2 - n1)
+        d = per.get("c_direct")
+        for v, name in VARIANTS:
+            if v not in per:
+                continue
+            label = name
+            if v == "c_static":
+                label = "static_call, in reach, PARKED under valgrind"
+            print("| %s | %.2f | %+.2f |" % (label, per[v], per[v] - d))
+            if v == "c_static" and d is not None:
+                est = d + path_insns[v]["patched"] - len(bodies["c_direct"])
+                print("| static_call, in reach, patched (disassembly: direct "
+                      "%+d) | %.2f | %+.2f |" % (
+                          path_insns[v]["patched"] - len(bodies["c_direct"]),
+                          est, est - d))
+        if d is not None and "c_static" in per:
+            pk = d + path_insns["c_static"]["parked"] - len(bodies["c_direct"])
+            print("  check: the parked path counted by disassembly gives "
+                  "%.2f per call; callgrind measured %.2f" % (
+                      pk, per["c_static"]))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
