@@ -16,7 +16,9 @@
  * interleaved, the starting one rotated each round, one unrecorded warm-up
  * round (lazy PLT binding, page faults); medians with 95% CIs; each variant
  * against the direct call: Hodges-Lehmann shift with its 95% CI and the
- * Mann-Whitney verdict. A chain of dependent adds (1 cycle each) measured
+ * Mann-Whitney verdict, and the median of the per-round ratios variant /
+ * direct with its 95% CI (paired: the two ran within milliseconds of each
+ * other, so the machine's slower drifts cancel). A chain of dependent adds (1 cycle each) measured
  * in the same rounds converts ns to cycles. A third set, "anatomy", takes
  * the patched site apart (emulated in this file: see below).
  *
@@ -96,12 +98,14 @@ SC_LOOPFN static long c_ifunc(long x, long n)
 	return x;
 }
 
+#if SC_HAVE_CLONES
 SC_LOOPFN static long c_clones(long x, long n)
 {
 	for (long i = 0; i < n; i++)
 		x = sc_clones_tgt(x);
 	return x;
 }
+#endif
 
 /* ---- throughput: s += f(i) --------------------------------------------- */
 
@@ -150,6 +154,7 @@ SC_LOOPFN static long t_ifunc(long x, long n)
 	return s;
 }
 
+#if SC_HAVE_CLONES
 SC_LOOPFN static long t_clones(long x, long n)
 {
 	long s = x;
@@ -158,6 +163,7 @@ SC_LOOPFN static long t_clones(long x, long n)
 		s += sc_clones_tgt(i);
 	return s;
 }
+#endif
 
 /* ---- anatomy: the site's parts, emulated here ---------------------------
  *
@@ -225,7 +231,9 @@ static const struct variant chain[] = {
 	V(c_retpoline, "function pointer, retpoline"),
 	V(c_plt, "PLT call into a shared library"),
 	V(c_ifunc, "GNU ifunc in a shared library"),
+#if SC_HAVE_CLONES
 	V(c_clones, "target_clones function"),
+#endif
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 static const struct variant thru[] = {
@@ -236,7 +244,9 @@ static const struct variant thru[] = {
 	V(t_retpoline, "function pointer, retpoline"),
 	V(t_plt, "PLT call into a shared library"),
 	V(t_ifunc, "GNU ifunc in a shared library"),
+#if SC_HAVE_CLONES
 	V(t_clones, "target_clones function"),
+#endif
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 static const struct variant anatomy[] = {
@@ -246,7 +256,7 @@ static const struct variant anatomy[] = {
 	V(e_step_arm, "asm: step; arm (TLS store); call"),
 	V(e_site, "asm: step; arm; TEST32; call (= site)"),
 	V(e_site_load, "asm: step; arm as a load; TEST32; call"),
-	V(c_static, "the library's patched site"),
+	V(c_static, "the library's site"),
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
@@ -307,9 +317,17 @@ static void report(const char *title, const struct variant *v, int nv,
 	for (int i = 0; i < nv; i++) {
 		const double *si = &s[i * rounds];
 		struct bench_summary m = bench_summarize(si, (size_t)rounds);
-		char what[64];
+		char what[80];
 
-		snprintf(what, sizeof(what), "  %s", v[i].name);
+		if (strstr(v[i].id, "_static")) {
+			struct sc_site site = sc_find_site((const void *)v[i].f, 128);
+
+			snprintf(what, sizeof(what), "  %s%s", v[i].name,
+				 site.state == SC_PATCHED ? " [patched]" :
+				 site.state == SC_PARKED ? " [parked]" : " [?]");
+		} else {
+			snprintf(what, sizeof(what), "  %s", v[i].name);
+		}
 		bench_print(what, m, 1, "ns");
 		printf("  %-42s %.2f cycles", "", m.median / cycle_ns);
 		if (i > 0 && strcmp(v[i].id, "c_calib")) {
@@ -318,11 +336,19 @@ static void report(const char *title, const struct variant *v, int nv,
 			double z = bench_mann_whitney_z(si, (size_t)rounds, base,
 							(size_t)rounds);
 
+			double *ratio = malloc((size_t)rounds * sizeof(*ratio));
+			struct bench_summary q;
+
+			for (int r = 0; r < rounds; r++)
+				ratio[r] = si[r] / base[r];
+			q = bench_summarize(ratio, (size_t)rounds);
+			free(ratio);
 			printf("; vs direct %s: %+.3f ns [%+.3f, %+.3f] = "
-			       "%+.1f%% [%+.1f%%, %+.1f%%] (z = %.2f)",
+			       "%+.1f%% [%+.1f%%, %+.1f%%] (z = %.2f); "
+			       "per-round ratio %.3f [%.3f, %.3f]",
 			       bench_verdict(z), d.est, d.lo, d.hi,
 			       100 * d.est / mb, 100 * d.lo / mb,
-			       100 * d.hi / mb, z);
+			       100 * d.hi / mb, z, q.median, q.lo, q.hi);
 		}
 		printf("\n");
 		if (json) {
@@ -368,8 +394,8 @@ static int run_callgrind(long n1, long n2)
 
 int main(int argc, char **argv)
 {
-	int rounds = 31;
-	long n = 5000000;
+	int rounds = 51;
+	long n = 2000000;
 	const char *json_path = NULL;
 	FILE *json = NULL;
 	int first = 1;

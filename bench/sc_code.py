@@ -25,7 +25,8 @@ valgrind: the site runs parked): the direct call's count plus the
 difference of the two loop bodies on the patched path (the callee is the
 same function).
 
-Exits 1 if the retpoline loop does not call an __x86_indirect_thunk_*.
+Exits 1 if the retpoline loop does not call a retpoline thunk
+(__x86_indirect_thunk_* from gcc, __llvm_retpoline_* from clang).
 """
 import glob
 import re
@@ -78,6 +79,19 @@ def objdump(path, *extra):
     return funcs
 
 
+def symbol_sizes(path):
+    """st_size of the defined functions (objdump's extent of a function
+    runs to the next symbol, padding included)"""
+    out = subprocess.run(["nm", "-S", "--defined-only", path], check=True,
+                         capture_output=True, text=True).stdout
+    sizes = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "tTiW":
+            sizes[f[3]] = int(f[1], 16)
+    return sizes
+
+
 def decode_at(path, addr, length=64):
     out = subprocess.run(["objdump", "-d", "-w", "--insn-width=16",
                           "--start-address=%#x" % addr,
@@ -126,6 +140,7 @@ def main():
     path = sys.argv[1]
     cgdir = sys.argv[2] if len(sys.argv) > 2 else None
     funcs = objdump(path)
+    sizes = symbol_sizes(path)
     by_addr = sorted((f[0].addr, name, f) for name, f in funcs.items() if f)
 
     def owner(addr):
@@ -134,7 +149,9 @@ def main():
                 return name, f
         return None, None
 
-    bodies = {v: loop_body(funcs[v]) for v, _ in VARIANTS}
+    global VARIANTS
+    VARIANTS = [(v, n) for v, n in VARIANTS if v in funcs]  # clang < 16:
+    bodies = {v: loop_body(funcs[v]) for v, _ in VARIANTS}  # no clones
     direct = bodies["c_direct"]
     dcall = [x for x in direct if x.text.startswith("call")]
     control = [x.norm() for x in direct if x not in dcall]
@@ -174,14 +191,19 @@ def main():
             if tname and "@plt" in tname:
                 out_of_line = "PLT entry %d B, shared (%s)" % (
                     sum(x.size for x in tf), tf[0].text)
-            if tname and tname.startswith("__x86_indirect_thunk"):
+            if tname and tname.startswith(("__x86_indirect_thunk",
+                                           "__llvm_retpoline_")):
+                upto = next((i for i, x in enumerate(tf)
+                             if x.text.startswith("ret")), len(tf) - 1)
                 out_of_line = "%s %d B, shared by the file" % (
-                    tname, sum(x.size for x in tf))
+                    tname, sizes.get(tname, sum(x.size
+                                                for x in tf[:upto + 1])))
         if v == "c_retpoline" and not any(
-                "__x86_indirect_thunk_" in x.text for x in site):
+                re.search(r"<(__x86_indirect_thunk_|__llvm_retpoline_)",
+                          x.text) for x in site):
             ok = False
-            notes.append("ERROR: c_retpoline does not call an "
-                         "__x86_indirect_thunk_*: " + "; ".join(
+            notes.append("ERROR: c_retpoline does not call a retpoline "
+                         "thunk: " + "; ".join(
                              x.text for x in site))
         rows.append((v, name, len(body), sum(x.size for x in body),
                      len(site), sum(x.size for x in site),

@@ -17,7 +17,7 @@ static long lib_ifunc_impl(long x)
 	return x * 3 + 1;
 }
 
-static long (*resolve_lib_ifunc(void))(long)
+__attribute__((used)) static long (*resolve_lib_ifunc(void))(long)
 {
 	return lib_ifunc_impl;
 }
