@@ -172,9 +172,9 @@ SC_LOOPFN static long t_clones(long x, long n)
  * x86_64_static_call.h), to see which part costs what. The same operands
  * and clobbers as the library's asm (argument in rdi, result in rax, every
  * other caller-saved register clobbered, the frame address as an input).
- * The arm's store goes to a thread-local variable of this executable, at a
- * %fs offset as the real one (the thread's rseq_cs); its load form reads
- * %fs:0 as the unarmed site does.
+ * The arm's store (movq $imm32, %fs:disp32) goes to a thread-local variable
+ * of this executable, at a %fs offset as the real one (the thread's
+ * rseq_cs); its unarmed form is the load testq $imm32, %fs:0.
  */
 __thread long sc_emu_tls;
 
@@ -186,8 +186,8 @@ __thread long sc_emu_tls;
 	"mm2", "mm3", "mm4", "mm5", "mm6", "mm7"
 #define EMU_STEP "mov %%rsp, %[sv]\n\tlea -128(%%rsp), %%rsp\n\tand $-16, %%rsp\n\t"
 #define EMU_UNSTEP "\n\tmov %[sv], %%rsp"
-#define EMU_ARM_STORE "mov $0, %%r11d\n\tmov %%r11, %%fs:sc_emu_tls@tpoff\n\t"
-#define EMU_ARM_LOAD "mov $0, %%r11d\n\tmov %%fs:0, %%r11\n\t"
+#define EMU_ARM_STORE "movq $0, %%fs:sc_emu_tls@tpoff\n\t"
+#define EMU_ARM_LOAD "testq $0, %%fs:0\n\t"
 #define EMU_GUARD "test $0x12345678, %%eax\n\t"
 #define EMU_LOOP(fn, text)                                                     \
 	SC_LOOPFN static long fn(long x, long n)                               \
@@ -253,9 +253,9 @@ static const struct variant anatomy[] = {
 	V(c_direct, "direct call (compiler's)"),
 	V(e_lea, "asm: lea -128(%rsp); call; lea +128"),
 	V(e_step, "asm: red-zone step + align; call"),
-	V(e_step_arm, "asm: step; arm (TLS store); call"),
+	V(e_step_arm, "asm: step; arm (movq $, %fs: store); call"),
 	V(e_site, "asm: step; arm; TEST32; call (= site)"),
-	V(e_site_load, "asm: step; arm as a load; TEST32; call"),
+	V(e_site_load, "asm: step; unarmed (testq $, %fs:); TEST32; call"),
 	V(c_static, "the library's site"),
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
@@ -281,7 +281,7 @@ static void interleave(const struct variant *v, int nv, int rounds, long n,
 static const char *state_name(struct sc_site s, const void *target)
 {
 	if (s.state == SC_PARKED)
-		return "parked (guard JMP32 to the detour)";
+		return "parked (guard CALL32/JMP32 to the detour)";
 	if (s.state == SC_PATCHED && s.calls == target)
 		return "patched (guard TEST32, payload call rel32 to the target)";
 	if (s.state == SC_PATCHED)

@@ -47,6 +47,18 @@ else
 	"$here/sc_code.py" "$call"
 fi
 echo
+echo "== bytes per site, by section (bench/sc_site_bytes.c: 100 static calls"
+echo "   minus 100 direct calls, -O2 -fPIC -shared, / 100)"
+cc=${CC:-cc}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+$cc -O2 -fPIC -shared -I"$src/include" "$here/sc_site_bytes.c" -o "$tmp/d.so"
+$cc -O2 -fPIC -shared -DSC_STATIC -I"$src/include" "$here/sc_site_bytes.c" -o "$tmp/s.so"
+size -A "$tmp/d.so" > "$tmp/d.txt"; size -A "$tmp/s.so" > "$tmp/s.txt"
+awk 'NR == FNR { d[$1] = $2; next }
+     $2 ~ /^[0-9]+$/ && $1 != "Total" && $2 != d[$1] {
+	printf "   %-36s %6d -> %6d B  %+7.2f B per site\n", $1, d[$1], $2, ($2 - d[$1]) / 100 }' \
+	"$tmp/d.txt" "$tmp/s.txt"
+echo
 
 echo "== 2a. time per call (bench_sc_call)"
 "$call" --json "$out/sc_call.json"

@@ -12,6 +12,7 @@
 
 #include <link.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,13 @@ long t_retpoline(long x, long n);
 /* ---- static call sites as they are in memory --------------------------- */
 
 /*
- * A site's guard is TEST32 (a9) or JMP32 (e9) with the same rel32: the
- * detour, which the rseq signature 0x53053053 precedes. TEST: the site is
- * patched and its payload (5 bytes after the guard) is what runs, `call
- * rel32` (e8) for a target. JMP: the site is parked on its detour. Nothing
- * here depends on the bytes before the guard (the arm may change).
+ * A site's guard is TEST32 (a9) when patched: the payload after it (5
+ * bytes on) runs, `call rel32` (e8) for a target. Parked, the guard is a
+ * CALL32 (e8) or JMP32 (e9) to the site's detour, out of line, whose rseq
+ * abort signature 0x53053053 lies at most 16 bytes before the guard's
+ * destination (TEST32 keeps the same rel32). Nothing here depends on the
+ * bytes before the guard (the arm has changed before) nor on the detour's
+ * exact layout.
  */
 struct sc_seg {
 	const unsigned char *lo, *hi;	/* the executable segment */
@@ -115,15 +118,23 @@ static inline struct sc_site sc_find_site(const void *from, size_t len)
 		return r;
 	for (const unsigned char *q = p; q < p + len && q + 10 <= seg.hi; q++) {
 		const unsigned char *det;
-		uint32_t sig;
+		bool sig = false;
 
-		if (*q != 0xa9 && *q != 0xe9)
+		if (*q != 0xa9 && *q != 0xe8 && *q != 0xe9)
 			continue;
 		det = q + 5 + sc_rel32(q + 1);
-		if (det - 4 < seg.lo || det > seg.hi)
+		if (det - 20 < seg.lo || det > seg.hi)
 			continue;
-		memcpy(&sig, det - 4, 4);
-		if (sig != 0x53053053)
+		for (const unsigned char *k = det - 20; k + 4 <= det; k++) {
+			uint32_t v;
+
+			memcpy(&v, k, 4);
+			if (v == 0x53053053) {
+				sig = true;
+				break;
+			}
+		}
+		if (!sig)
 			continue;
 		r.guard = q;
 		r.state = *q == 0xa9 ? SC_PATCHED : SC_PARKED;

@@ -92,6 +92,50 @@ def symbol_sizes(path):
     return sizes
 
 
+def read_vaddr(path, addr, length):
+    """length bytes of the file at virtual address addr (its section's)"""
+    out = subprocess.run(["readelf", "-S", "-W", path], check=True,
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+"
+                     r"([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if not m or m.group(2) == "NOBITS":
+            continue
+        va, off, size = (int(m.group(i), 16) for i in (3, 4, 5))
+        if va <= addr and addr + length <= va + size:
+            with open(path, "rb") as f:
+                f.seek(off + addr - va)
+                return f.read(length)
+    raise SystemExit("no section holds %#x" % addr)
+
+
+def detour_of(path, guard, site_end):
+    """the detour a parked guard calls or jumps to: (bytes per site, the
+    instructions of it that run when entered from the guard). The rseq
+    signature lies at most 20 bytes before the entry; a 4-byte word before
+    the signature that points at the end of the site belongs to it too."""
+    t = guard.target
+    raw = read_vaddr(path, t - 24, 24)
+    k = raw.rfind(bytes.fromhex("53300553"))
+    if k < 0:
+        raise SystemExit("no rseq signature before the detour at %#x" % t)
+    sig = t - 24 + k
+    start = sig
+    if k >= 4:
+        w = int.from_bytes(raw[k - 4:k], "little", signed=True)
+        if sig - 4 + w == site_end:
+            start = sig - 4
+    code = []
+    for x in decode_at(path, sig + 4, 128):
+        code.append(x)
+        if x.text.startswith("ret") or (x.text.startswith("jmp")
+                                        and x.target == site_end):
+            break
+    end = code[-1].addr + code[-1].size
+    run = [x for x in code if x.addr >= t]
+    return end - start, sig - start, code, run
+
+
 def decode_at(path, addr, length=64):
     out = subprocess.run(["objdump", "-d", "-w", "--insn-width=16",
                           "--start-address=%#x" % addr,
@@ -163,29 +207,28 @@ def main():
             site = static_site(body)
         else:
             site = site_of(body, control)
-        guard = next((x for x in site if x.text.startswith("jmp")
-                      and x.target is not None
-                      and not site[0].addr <= x.target <= site[-1].addr
-                      + site[-1].size), None)
         out_of_line = ""
-        if v.startswith("c_static") and guard is not None:
-            det = []
-            for x in decode_at(path, guard.target):
-                det.append(x)
-                if x.text.startswith("jmp") and x.target is not None:
-                    break
-            dbytes = 4 + sum(x.size for x in det)
-            out_of_line = "detour %d B per site (4 signature + %d insns)" % (
-                dbytes, len(det))
-            # patched: every body instruction (the guard is TEST32, 1 insn);
-            # parked: the body without the payload's call, plus the detour
-            # but its jz (not taken: counted), i.e. all of it
+        if v.startswith("c_static"):
+            payload = site[-2]   # the call before `mov SV,%rsp`
+            guard = site[-3]
+            dbytes, extra, det, run = detour_of(path, guard,
+                                                payload.addr + payload.size)
+            out_of_line = ("detour %d B per site (%s4 B signature, %d "
+                           "insns)" % (dbytes, "%d B offset, " % extra
+                                       if extra else "", len(det)))
+            # patched: every body instruction (the guard is TEST32, one
+            # instruction); parked: the body but the payload, plus what
+            # runs of the detour from the guard's entry (its jz not taken)
             path_insns[v] = {
                 "patched": len(body),
-                "parked": len(body) - 1 + len(det),
+                "parked": len(body) - 1 + len(run),
             }
-            notes.append("%s detour: %s" % (v, "; ".join(x.text for x in det)))
-        calls = [x for x in site if x.text.startswith("call")]
+            notes.append("%s detour (from the signature): %s" % (
+                v, "; ".join(x.text for x in det)))
+            site_calls = [payload]
+        else:
+            site_calls = [x for x in site if x.text.startswith("call")]
+        calls = site_calls
         if calls and calls[0].target is not None:
             tname, tf = owner(calls[0].target)
             if tname and "@plt" in tname:
