@@ -19,8 +19,9 @@
  * Mann-Whitney verdict, and the median of the per-round ratios variant /
  * direct with its 95% CI (paired: the two ran within milliseconds of each
  * other, so the machine's slower drifts cancel). A chain of dependent adds (1 cycle each) measured
- * in the same rounds converts ns to cycles. A third set, "anatomy", takes
- * the patched site apart (emulated in this file: see below).
+ * in the same rounds converts ns to cycles. Two more sets take the site
+ * apart (emulated in this file: see below): "anatomy" the patched path,
+ * "parked path" the detour's.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
  * (bench/run_static_calls.sh does) and the in-reach site is parked too.
@@ -213,6 +214,42 @@ EMU_LOOP(e_step_arm, EMU_STEP EMU_ARM_STORE "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_site, EMU_STEP EMU_ARM_STORE EMU_GUARD "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_site_load, EMU_STEP EMU_ARM_LOAD EMU_GUARD "call sc_tgt_a"
 		EMU_UNSTEP)
+/* what else could cost what the arm costs: the arm of the previous site
+ * (a register loaded, then stored at %fs:), an ordinary store of the same
+ * kind without the segment (11 bytes), a 13-byte no-op (the arm's length) */
+long sc_emu_glob;
+EMU_LOOP(e_step_arm_old, EMU_STEP "mov $0, %%r11d\n\t"
+		"mov %%r11, %%fs:sc_emu_tls@tpoff\n\tcall sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_step_ripstore, EMU_STEP "movq $0, sc_emu_glob(%%rip)\n\t"
+		"call sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_step_nop13, EMU_STEP ".byte 0x66, 0x66, 0x66, 0x66, 0x2e, "
+		"0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0\n\tcall sc_tgt_a" EMU_UNSTEP)
+
+/*
+ * The parked path's mechanics, with a direct call to the target in the
+ * detour (no key loads), out of line as the library's:
+ *  - e_park_jmp: the guard jumps to the detour, which calls the target and
+ *    jumps back after the payload (the detour before main's a76f603);
+ *  - e_park_ret5: the guard calls the detour, which adds 5 to its return
+ *    address (to skip the payload), calls the target and returns (the
+ *    detour since a76f603: the return goes 5 bytes past where the return
+ *    stack buffer predicts it);
+ *  - e_park_ret: the same returning to the payload, a NOP5 here (a return
+ *    the predictor gets right).
+ */
+#define EMU_DETOUR(body)                                                       \
+	".pushsection .text.unlikely.sc_emu, \"ax\", @progbits\n"             \
+	"2:\t" body "\n\t.popsection"
+EMU_LOOP(e_park_jmp, EMU_STEP "jmp 2f\n\tcall sc_tgt_a\n"
+		"3:" EMU_UNSTEP "\n\t"
+		EMU_DETOUR("call sc_tgt_a\n\tjmp 3b"))
+EMU_LOOP(e_park_ret5, EMU_STEP "call 2f\n\tcall sc_tgt_a" EMU_UNSTEP "\n\t"
+		EMU_DETOUR("addq $5, (%%rsp)\n\tsub $8, %%rsp\n\t"
+			   "call sc_tgt_a\n\tadd $8, %%rsp\n\tret"))
+EMU_LOOP(e_park_ret, EMU_STEP "call 2f\n\t"
+		".byte 0x0f, 0x1f, 0x44, 0, 0" EMU_UNSTEP "\n\t"
+		EMU_DETOUR("sub $8, %%rsp\n\tcall sc_tgt_a\n\t"
+			   "add $8, %%rsp\n\tret"))
 
 struct variant {
 	const char *id;		/* the loop function's name (sc_code.py) */
@@ -257,10 +294,22 @@ static const struct variant anatomy[] = {
 	V(e_site, "asm: step; arm; TEST32; call (= site)"),
 	V(e_site_load, "asm: step; unarmed (testq $, %fs:); TEST32; call"),
 	V(c_static, "the library's site"),
+	V(e_step_arm_old, "asm: step; previous arm (mov $,%r11d; mov %r11,%fs:)"),
+	V(e_step_ripstore, "asm: step; movq $, x(%rip) (plain store); call"),
+	V(e_step_nop13, "asm: step; 13-byte NOP; call"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
+static const struct variant parked[] = {
+	V(c_direct, "direct call (compiler's)"),
+	V(e_park_jmp, "asm: jmp detour; call; jmp back"),
+	V(e_park_ret, "asm: call detour; call; ret (NOP5 payload)"),
+	V(e_park_ret5, "asm: call detour; ret address += 5; call; ret"),
+	V(c_static_far, "the library's site, far target"),
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
 #define NANAT (int)(sizeof(anatomy) / sizeof(anatomy[0]))
+#define NPARK (int)(sizeof(parked) / sizeof(parked[0]))
 #define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
 
 static void interleave(const struct variant *v, int nv, int rounds, long n,
@@ -422,6 +471,7 @@ int main(int argc, char **argv)
 	double *sc = calloc((size_t)(NCHAIN * rounds), sizeof(double));
 	double *st = calloc((size_t)(NTHRU * rounds), sizeof(double));
 	double *sa = calloc((size_t)(NANAT * rounds), sizeof(double));
+	double *sp = calloc((size_t)(NPARK * rounds), sizeof(double));
 
 	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
@@ -431,6 +481,7 @@ int main(int argc, char **argv)
 	interleave(chain, NCHAIN, rounds, n, sc);
 	interleave(thru, NTHRU, rounds, n, st);
 	interleave(anatomy, NANAT, rounds, n, sa);
+	interleave(parked, NPARK, rounds, n, sp);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
@@ -446,6 +497,9 @@ int main(int argc, char **argv)
 	report("s += f(i)", thru, NTHRU, rounds, st, json, &first);
 	printf("\n");
 	report("anatomy, x = f(x)", anatomy, NANAT, rounds, sa, json, &first);
+	printf("\n");
+	report("parked path, x = f(x)", parked, NPARK, rounds, sp, json,
+	       &first);
 	if (json) {
 		fprintf(json, "\n]\n");
 		fclose(json);
@@ -453,5 +507,6 @@ int main(int argc, char **argv)
 	free(sc);
 	free(st);
 	free(sa);
+	free(sp);
 	return 0;
 }
