@@ -21,7 +21,8 @@
  * other, so the machine's slower drifts cancel). A chain of dependent adds (1 cycle each) measured
  * in the same rounds converts ns to cycles. Two more sets take the site
  * apart (emulated in this file: see below): "anatomy" the patched path,
- * "parked path" the detour's.
+ * "parked path" the detour's; "kinds" measures the inline native and the
+ * callee-save sites.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
  * (bench/run_static_calls.sh does) and the in-reach site is parked too.
@@ -50,6 +51,17 @@
 
 DEFINE_STATIC_CALL(sc_near, sc_tgt_a);	/* target in the executable */
 DEFINE_STATIC_CALL(sc_far, sc_lib_tgt);	/* target in libbench_sc_lib.so */
+
+/* The kinds of static call main added in 2e9ffff: an inline native (the
+ * site holds the target's code, registered here, instead of a call) and
+ * callee-save sites (the site clobbers only rax, flags and vector state),
+ * calling a hand-written callee-save function or the thunk that makes a C
+ * function callee-save. */
+DEFINE_STATIC_CALL_NATIVE(sc_nat, sc_tgt_n, 5);
+SWITCHYARD_STATIC_CALL_NATIVE(sc_tgt_n, "lea 1(%rdi,%rdi,2), %rax");
+DEFINE_STATIC_CALL_CALLEE_SAVE(sc_csa, sc_cs_tgt);
+SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(sc_tgt_c);
+DEFINE_STATIC_CALL_CALLEE_SAVE(sc_cst, SWITCHYARD_CALLEE_SAVE(sc_tgt_c));
 
 /* ---- dependent chain: x = f(x) ----------------------------------------- */
 
@@ -107,6 +119,37 @@ SC_LOOPFN static long c_clones(long x, long n)
 	return x;
 }
 #endif
+
+SC_LOOPFN static long k_native(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = static_call(sc_nat)(x);
+	return x;
+}
+
+SC_LOOPFN static long k_cs_asm(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = static_call(sc_csa)(x);
+	return x;
+}
+
+SC_LOOPFN static long k_cs_thunk(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = static_call(sc_cst)(x);
+	return x;
+}
+
+/* the target's code inlined by the compiler: what a native aims at */
+SC_LOOPFN static long k_inline(long x, long n)
+{
+	for (long i = 0; i < n; i++) {
+		x = x * 3 + 1;
+		__asm__("" : "+r"(x));	/* no closed form */
+	}
+	return x;
+}
 
 /* ---- throughput: s += f(i) --------------------------------------------- */
 
@@ -212,6 +255,9 @@ EMU_LOOP(e_lea, "lea -128(%%rsp), %%rsp\n\tcall sc_tgt_a\n\t"
 EMU_LOOP(e_step, EMU_STEP "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_step_arm, EMU_STEP EMU_ARM_STORE "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_site, EMU_STEP EMU_ARM_STORE EMU_GUARD "call sc_tgt_a" EMU_UNSTEP)
+/* the callee-save site's shape: no saved rsp, no alignment */
+EMU_LOOP(e_lea_site, "lea -128(%%rsp), %%rsp\n\t" EMU_ARM_STORE EMU_GUARD
+		"call sc_tgt_a\n\tlea 128(%%rsp), %%rsp")
 EMU_LOOP(e_site_load, EMU_STEP EMU_ARM_LOAD EMU_GUARD "call sc_tgt_a"
 		EMU_UNSTEP)
 /* what else could cost what the arm costs: the arm of the previous site
@@ -294,9 +340,19 @@ static const struct variant anatomy[] = {
 	V(e_site, "asm: step; arm; TEST32; call (= site)"),
 	V(e_site_load, "asm: step; unarmed (testq $, %fs:); TEST32; call"),
 	V(c_static, "the library's site"),
+	V(e_lea_site, "asm: lea -128; arm; TEST32; call; lea +128"),
 	V(e_step_arm_old, "asm: step; previous arm (mov $,%r11d; mov %r11,%fs:)"),
 	V(e_step_ripstore, "asm: step; movq $, x(%rip) (plain store); call"),
 	V(e_step_nop13, "asm: step; 13-byte NOP; call"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
+static const struct variant kinds[] = {
+	V(c_direct, "direct call"),
+	V(c_static, "static_call (ordinary site)"),
+	V(k_native, "static_call, inline native (lea)"),
+	V(k_inline, "the lea inlined by the compiler"),
+	V(k_cs_asm, "callee-save static_call, callee-save asm target"),
+	V(k_cs_thunk, "callee-save static_call, thunk around a C function"),
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 static const struct variant parked[] = {
@@ -310,6 +366,7 @@ static const struct variant parked[] = {
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
 #define NANAT (int)(sizeof(anatomy) / sizeof(anatomy[0]))
 #define NPARK (int)(sizeof(parked) / sizeof(parked[0]))
+#define NKIND (int)(sizeof(kinds) / sizeof(kinds[0]))
 #define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
 
 static void interleave(const struct variant *v, int nv, int rounds, long n,
@@ -334,7 +391,8 @@ static const char *state_name(struct sc_site s, const void *target)
 	if (s.state == SC_PATCHED && s.calls == target)
 		return "patched (guard TEST32, payload call rel32 to the target)";
 	if (s.state == SC_PATCHED)
-		return "patched, but its payload does not call the target (?)";
+		return "patched, its payload holds code other than a call "
+		       "(an inline native)";
 	return "not found (?)";
 }
 
@@ -368,12 +426,12 @@ static void report(const char *title, const struct variant *v, int nv,
 		struct bench_summary m = bench_summarize(si, (size_t)rounds);
 		char what[80];
 
-		if (strstr(v[i].id, "_static")) {
+		if (strstr(v[i].id, "_static") || !strncmp(v[i].id, "k_", 2)) {
 			struct sc_site site = sc_find_site((const void *)v[i].f, 128);
 
 			snprintf(what, sizeof(what), "  %s%s", v[i].name,
 				 site.state == SC_PATCHED ? " [patched]" :
-				 site.state == SC_PARKED ? " [parked]" : " [?]");
+				 site.state == SC_PARKED ? " [parked]" : "");
 		} else {
 			snprintf(what, sizeof(what), "  %s", v[i].name);
 		}
@@ -472,6 +530,7 @@ int main(int argc, char **argv)
 	double *st = calloc((size_t)(NTHRU * rounds), sizeof(double));
 	double *sa = calloc((size_t)(NANAT * rounds), sizeof(double));
 	double *sp = calloc((size_t)(NPARK * rounds), sizeof(double));
+	double *sk = calloc((size_t)(NKIND * rounds), sizeof(double));
 
 	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
@@ -482,10 +541,15 @@ int main(int argc, char **argv)
 	interleave(thru, NTHRU, rounds, n, st);
 	interleave(anatomy, NANAT, rounds, n, sa);
 	interleave(parked, NPARK, rounds, n, sp);
+	interleave(kinds, NKIND, rounds, n, sk);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
 	print_site("t_static_far", t_static_far, (const void *)sc_lib_tgt);
+	print_site("k_native", k_native, (const void *)sc_tgt_n);
+	print_site("k_cs_asm", k_cs_asm, (const void *)sc_cs_tgt);
+	print_site("k_cs_thunk", k_cs_thunk,
+		   (const void *)SWITCHYARD_CALLEE_SAVE(sc_tgt_c));
 	printf("%d rounds of %ld calls per variant, interleaved\n\n", rounds, n);
 
 	if (json_path && !(json = fopen(json_path, "w")))
@@ -500,6 +564,8 @@ int main(int argc, char **argv)
 	printf("\n");
 	report("parked path, x = f(x)", parked, NPARK, rounds, sp, json,
 	       &first);
+	printf("\n");
+	report("kinds, x = f(x)", kinds, NKIND, rounds, sk, json, &first);
 	if (json) {
 		fprintf(json, "\n]\n");
 		fclose(json);
@@ -508,5 +574,6 @@ int main(int argc, char **argv)
 	free(st);
 	free(sa);
 	free(sp);
+	free(sk);
 	return 0;
 }

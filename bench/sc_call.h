@@ -33,6 +33,9 @@ long sc_clones_tgt(long x);
 extern long (*sc_fp)(long);		/* = sc_tgt_a */
 long sc_lib_tgt(long x);		/* libbench_sc_lib.so, called through its PLT */
 long sc_lib_ifunc(long x);		/* libbench_sc_lib.so, a GNU ifunc */
+long sc_tgt_n(long x);			/* its inline native: bench_sc_call.c */
+long sc_tgt_c(long x);			/* behind a callee-save thunk */
+long sc_cs_tgt(long x);			/* a hand-written callee-save function */
 
 /* The indirect-call loops, sc_indirect.c, built twice: plain and with
  * retpolines (the loop is the call site, so it lives in that file). */

@@ -4,6 +4,8 @@
  * that live in the executable, in their own translation unit so that no
  * call is inlined or specialised.
  */
+#include <switchyard.h>
+
 #include "sc_call.h"
 
 long sc_tgt_a(long x)
@@ -17,6 +19,28 @@ long sc_tgt_b(long x)
 }
 
 long (*sc_fp)(long) = sc_tgt_a;
+
+/* The targets of bench_sc_call's "kinds" set (main 2e9ffff): one whose
+ * inline native the benchmark registers (a separate function, so that no
+ * other site gets the native), one wrapped by a callee-save thunk, and a
+ * hand-written callee-save function (it changes only rax). */
+long sc_tgt_n(long x)
+{
+	return x * 3 + 1;
+}
+
+long sc_tgt_c(long x)
+{
+	return x * 3 + 1;
+}
+
+__asm__(".pushsection .text.sc_cs_tgt, \"ax\", @progbits\n\t"
+	SWITCHYARD_CALLEE_SAVE_ASM_ENTRY(sc_cs_tgt)
+	"lea 1(%rdi,%rdi,2), %rax\n\t"
+	"ret\n\t"
+	".size sc_cs_tgt, . - sc_cs_tgt\n\t"
+	".popsection");
+SWITCHYARD_CALLEE_SAVE_THUNK(sc_tgt_c);
 
 /* Function multiversioning: gcc and clang make sc_clones_tgt a GNU ifunc
  * whose resolver picks a clone by the CPU it runs on; "default" runs on any
