@@ -22,7 +22,8 @@
  * in the same rounds converts ns to cycles. Two more sets take the site
  * apart (emulated in this file: see below): "anatomy" the patched path,
  * "parked path" the detour's; "kinds" measures the inline native and the
- * callee-save sites.
+ * callee-save sites; "layout" moves the direct and the static call loops
+ * within their cache line.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
  * (bench/run_static_calls.sh does) and the in-reach site is parked too.
@@ -150,6 +151,25 @@ SC_LOOPFN static long k_inline(long x, long n)
 	}
 	return x;
 }
+
+/* Layout: the same loops with the loop moved by 16, 32, 48 bytes within
+ * its 64-byte line (a run of NOPs, executed once, before it; gcc aligns
+ * the loop head to 16 either way). */
+#define LAYOUT_LOOP(fn, pad, call)                                             \
+	SC_LOOPFN static long fn(long x, long n)                               \
+	{                                                                      \
+		__asm__ volatile(".skip " #pad ", 0x90");                      \
+		for (long i = 0; i < n; i++)                                   \
+			x = call(x);                                           \
+		return x;                                                      \
+	}
+#define SC_NEAR_CALL static_call(sc_near)
+LAYOUT_LOOP(l_direct16, 16, sc_tgt_a)
+LAYOUT_LOOP(l_direct32, 32, sc_tgt_a)
+LAYOUT_LOOP(l_direct48, 48, sc_tgt_a)
+LAYOUT_LOOP(l_static16, 16, SC_NEAR_CALL)
+LAYOUT_LOOP(l_static32, 32, SC_NEAR_CALL)
+LAYOUT_LOOP(l_static48, 48, SC_NEAR_CALL)
 
 /* ---- throughput: s += f(i) --------------------------------------------- */
 
@@ -355,6 +375,17 @@ static const struct variant kinds[] = {
 	V(k_cs_thunk, "callee-save static_call, thunk around a C function"),
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
+static const struct variant layout[] = {
+	V(c_direct, "direct call, loop as compiled"),
+	V(l_direct16, "direct call, loop moved by 16"),
+	V(l_direct32, "direct call, loop moved by 32"),
+	V(l_direct48, "direct call, loop moved by 48"),
+	V(c_static, "static_call, loop as compiled"),
+	V(l_static16, "static_call, loop moved by 16"),
+	V(l_static32, "static_call, loop moved by 32"),
+	V(l_static48, "static_call, loop moved by 48"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
 static const struct variant parked[] = {
 	V(c_direct, "direct call (compiler's)"),
 	V(e_park_jmp, "asm: jmp detour; call; jmp back"),
@@ -367,6 +398,7 @@ static const struct variant parked[] = {
 #define NANAT (int)(sizeof(anatomy) / sizeof(anatomy[0]))
 #define NPARK (int)(sizeof(parked) / sizeof(parked[0]))
 #define NKIND (int)(sizeof(kinds) / sizeof(kinds[0]))
+#define NLAYOUT (int)(sizeof(layout) / sizeof(layout[0]))
 #define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
 
 static void interleave(const struct variant *v, int nv, int rounds, long n,
@@ -426,7 +458,8 @@ static void report(const char *title, const struct variant *v, int nv,
 		struct bench_summary m = bench_summarize(si, (size_t)rounds);
 		char what[80];
 
-		if (strstr(v[i].id, "_static") || !strncmp(v[i].id, "k_", 2)) {
+		if (strstr(v[i].id, "_static") || !strncmp(v[i].id, "k_", 2) ||
+		    !strncmp(v[i].id, "l_static", 8)) {
 			struct sc_site site = sc_find_site((const void *)v[i].f, 128);
 
 			snprintf(what, sizeof(what), "  %s%s", v[i].name,
@@ -531,6 +564,7 @@ int main(int argc, char **argv)
 	double *sa = calloc((size_t)(NANAT * rounds), sizeof(double));
 	double *sp = calloc((size_t)(NPARK * rounds), sizeof(double));
 	double *sk = calloc((size_t)(NKIND * rounds), sizeof(double));
+	double *sl = calloc((size_t)(NLAYOUT * rounds), sizeof(double));
 
 	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
@@ -542,6 +576,7 @@ int main(int argc, char **argv)
 	interleave(anatomy, NANAT, rounds, n, sa);
 	interleave(parked, NPARK, rounds, n, sp);
 	interleave(kinds, NKIND, rounds, n, sk);
+	interleave(layout, NLAYOUT, rounds, n, sl);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
@@ -566,6 +601,8 @@ int main(int argc, char **argv)
 	       &first);
 	printf("\n");
 	report("kinds, x = f(x)", kinds, NKIND, rounds, sk, json, &first);
+	printf("\n");
+	report("layout, x = f(x)", layout, NLAYOUT, rounds, sl, json, &first);
 	if (json) {
 		fprintf(json, "\n]\n");
 		fclose(json);
@@ -575,5 +612,6 @@ int main(int argc, char **argv)
 	free(sa);
 	free(sp);
 	free(sk);
+	free(sl);
 	return 0;
 }
