@@ -535,7 +535,7 @@ static int run_callgrind(long n1, long n2)
 int main(int argc, char **argv)
 {
 	int rounds = 51;
-	long n = 2000000;
+	long n = 1000000;
 	const char *json_path = NULL;
 	FILE *json = NULL;
 	int first = 1;
