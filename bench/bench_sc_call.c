@@ -2,9 +2,9 @@
 /*
  * bench_sc_call.c - what one call costs, side by side in one process: a
  * direct call; a static call whose site is patched (a direct `call rel32`
- * behind the site's arm and guard); a static call whose site is parked on
- * its detour because its target is out of rel32 reach (a function of a
- * shared library: the detour calls through the key); an indirect call
+ * behind the site's arm and guard); a static call whose target is out of
+ * rel32 reach (a function of a shared library: parked on its detour until
+ * main's 9831487, a call to a stub near the site since); an indirect call
  * through a function pointer, plain and compiled with retpolines; a call
  * through the PLT into a shared library; a GNU ifunc of a shared library;
  * a target_clones function of the executable. Every target is x * 3 + 1 in
@@ -18,16 +18,17 @@
  * against the direct call: Hodges-Lehmann shift with its 95% CI and the
  * Mann-Whitney verdict, and the median of the per-round ratios variant /
  * direct with its 95% CI (paired: the two ran within milliseconds of each
- * other, so the machine's slower drifts cancel). A chain of dependent adds (1 cycle each) measured
- * in the same rounds converts ns to cycles. Two more sets take the site
- * apart (emulated in this file: see below): "anatomy" the patched path,
- * "parked path" the detour's; "kinds" measures the inline native and the
- * callee-save sites; "layout" moves the direct and the static call loops
- * within their cache line.
+ * other, so the machine's slower drifts cancel). A chain of dependent adds
+ * (1 cycle each) measured in the same rounds converts ns to cycles. More
+ * sets: "anatomy" and "parked path" take the site and the detour apart
+ * (emulated in this file: see below); "kinds" measures the inline native
+ * and the callee-save sites; "layout" moves the direct and the static call
+ * loops within their cache line.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
- * (bench/run_static_calls.sh does) and the in-reach site is parked too.
- * Which state each site is in is read from memory and printed.
+ * (bench/run_static_calls.sh does) and every site is parked: that process
+ * measures the parked path. Which state each site is in is read from
+ * memory and printed.
  *
  *   bench_sc_call [--rounds R] [--n N] [--json FILE]
  *   bench_sc_call --callgrind N1 N2   (under valgrind --tool=callgrind:
@@ -295,11 +296,12 @@ EMU_LOOP(e_step_nop13, EMU_STEP ".byte 0x66, 0x66, 0x66, 0x66, 0x2e, "
  * The parked path's mechanics, with a direct call to the target in the
  * detour (no key loads), out of line as the library's:
  *  - e_park_jmp: the guard jumps to the detour, which calls the target and
- *    jumps back after the payload (the detour before main's a76f603);
+ *    jumps back after the payload (the library's detour before a76f603 and
+ *    again since 0fe078f);
  *  - e_park_ret5: the guard calls the detour, which adds 5 to its return
  *    address (to skip the payload), calls the target and returns (the
- *    detour since a76f603: the return goes 5 bytes past where the return
- *    stack buffer predicts it);
+ *    detour of a76f603..2e9ffff: the return goes 5 bytes past where the
+ *    return stack buffer predicts it);
  *  - e_park_ret: the same returning to the payload, a NOP5 here (a return
  *    the predictor gets right).
  */
@@ -325,7 +327,7 @@ struct variant {
 
 #define V(fn, name) { #fn, name, fn }
 #define STATIC_NEAR "static_call, target in reach"
-#define STATIC_FAR "static_call, target in a shared library"
+#define STATIC_FAR "static_call, target in a library (far)"
 static const struct variant chain[] = {
 	V(c_direct, "direct call"),
 	V(c_static, STATIC_NEAR),
@@ -391,7 +393,8 @@ static const struct variant parked[] = {
 	V(e_park_jmp, "asm: jmp detour; call; jmp back"),
 	V(e_park_ret, "asm: call detour; call; ret (NOP5 payload)"),
 	V(e_park_ret5, "asm: call detour; ret address += 5; call; ret"),
-	V(c_static_far, "the library's site, far target"),
+	V(c_static_far, "the library's site, far target"),	/* parked
+					in the SWITCHYARD_STATIC_CALL=detour process */
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
@@ -420,6 +423,9 @@ static const char *state_name(struct sc_site s, const void *target)
 {
 	if (s.state == SC_PARKED)
 		return "parked (guard CALL32/JMP32 to the detour)";
+	if (s.state == SC_PATCHED && s.calls == target && s.stub)
+		return "patched (guard TEST32, payload call rel32 to a stub, "
+		       "jmp *0(%rip), to the target)";
 	if (s.state == SC_PATCHED && s.calls == target)
 		return "patched (guard TEST32, payload call rel32 to the target)";
 	if (s.state == SC_PATCHED)
@@ -438,6 +444,13 @@ static void print_site(const char *id, long (*fn)(long, long),
 		printf("; guard+payload bytes:");
 		for (int i = 0; i < 10; i++)
 			printf(" %02x", s.guard[i]);
+		if (s.stub) {
+			printf("; stub at %+lld bytes:",
+			       (long long)((const unsigned char *)s.stub -
+					   s.guard));
+			for (int i = 0; i < 14; i++)
+				printf(" %02x", ((const unsigned char *)s.stub)[i]);
+		}
 	}
 	printf("\n");
 }
@@ -463,6 +476,8 @@ static void report(const char *title, const struct variant *v, int nv,
 			struct sc_site site = sc_find_site((const void *)v[i].f, 128);
 
 			snprintf(what, sizeof(what), "  %s%s", v[i].name,
+				 site.state == SC_PATCHED && site.stub ?
+				 " [patched, stub]" :
 				 site.state == SC_PATCHED ? " [patched]" :
 				 site.state == SC_PARKED ? " [parked]" : "");
 		} else {

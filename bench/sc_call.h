@@ -50,7 +50,8 @@ long t_retpoline(long x, long n);
 
 /*
  * A site's guard is TEST32 (a9) when patched: the payload after it (5
- * bytes on) runs, `call rel32` (e8) for a target. Parked, the guard is a
+ * bytes on) runs, `call rel32` (e8) for a target, or for a target out of
+ * rel32 reach a call to a stub near the site (jmp *0(%rip); .quad target). Parked, the guard is a
  * CALL32 (e8) or JMP32 (e9) to the site's detour, out of line, whose rseq
  * abort signature 0x53053053 lies at most 16 bytes before the guard's
  * destination (TEST32 keeps the same rel32). Nothing here depends on the
@@ -100,6 +101,7 @@ struct sc_site {
 	const unsigned char *guard;	/* address of the guard */
 	enum sc_state state;
 	const void *calls;		/* a patched site's call target (or NULL) */
+	const void *stub;		/* the stub the payload calls, if any */
 };
 
 static inline int32_t sc_rel32(const unsigned char *p)
@@ -113,7 +115,7 @@ static inline int32_t sc_rel32(const unsigned char *p)
 /* The first site whose guard lies in [from, from + len), or state SC_NONE. */
 static inline struct sc_site sc_find_site(const void *from, size_t len)
 {
-	struct sc_site r = { NULL, SC_NONE, NULL };
+	struct sc_site r = { NULL, SC_NONE, NULL, NULL };
 	struct sc_seg seg = sc_segment_of(from);
 	const unsigned char *p = (const unsigned char *)from;
 
@@ -141,8 +143,17 @@ static inline struct sc_site sc_find_site(const void *from, size_t len)
 			continue;
 		r.guard = q;
 		r.state = *q == 0xa9 ? SC_PATCHED : SC_PARKED;
-		if (r.state == SC_PATCHED && q[5] == 0xe8)
-			r.calls = q + 10 + sc_rel32(q + 6);
+		if (r.state == SC_PATCHED && q[5] == 0xe8) {
+			const unsigned char *d = q + 10 + sc_rel32(q + 6);
+
+			r.calls = d;
+			/* a far target: the call goes to a stub near the site,
+			 * jmp *0(%rip) followed by the target's address */
+			if (!memcmp(d, "\xff\x25\0\0\0\0", 6)) {
+				r.stub = d;
+				memcpy(&r.calls, d + 6, sizeof(r.calls));
+			}
+		}
 		return r;
 	}
 	return r;

@@ -20,10 +20,10 @@ function); for the retpoline, the thunk (shared by the translation unit).
 With CALLGRIND_DIR (the dumps of `bench_sc_call --callgrind N1 N2` under
 valgrind --tool=callgrind): instructions per call of each variant, the
 difference of the counts after N2 and after N1 calls over N2 - N1, and the
-patched static call's count as valgrind cannot show it (no rseq under
-valgrind: the site runs parked): the direct call's count plus the
+patched static calls' counts as valgrind cannot show them (no rseq under
+valgrind: the sites run parked): the direct call's count plus the
 difference of the two loop bodies on the patched path (the callee is the
-same function).
+same function), plus one for the far target's stub (jmp *0(%rip)).
 
 Exits 1 if the retpoline loop does not call a retpoline thunk
 (__x86_indirect_thunk_* from gcc, __llvm_retpoline_* from clang).
@@ -40,7 +40,7 @@ TARGET = re.compile(r"^(?:call|jmp|j[a-z]+)\s+([0-9a-f]+)\b")
 VARIANTS = [
     ("c_direct", "direct call"),
     ("c_static", "static_call, patched (in reach)"),
-    ("c_static_far", "static_call, parked (target in a library)"),
+    ("c_static_far", "static_call, target in a library (stub)"),
     ("c_pointer", "function pointer"),
     ("c_retpoline", "function pointer, retpoline"),
     ("c_plt", "PLT call into a shared library"),
@@ -304,13 +304,20 @@ def main():
             label = name
             if v == "c_static":
                 label = "static_call, in reach, PARKED under valgrind"
+            if v == "c_static_far":
+                label = "static_call, far target, PARKED under valgrind"
             print("| %s | %.2f | %+.2f |" % (label, per[v], per[v] - d))
-            if v == "c_static" and d is not None:
-                est = d + path_insns[v]["patched"] - len(bodies["c_direct"])
-                print("| static_call, in reach, patched (disassembly: direct "
-                      "%+d) | %.2f | %+.2f |" % (
-                          path_insns[v]["patched"] - len(bodies["c_direct"]),
-                          est, est - d))
+            if v in ("c_static", "c_static_far") and d is not None:
+                # patched: the body (guard TEST32); a far target adds the
+                # stub's one instruction (jmp *0(%rip))
+                extra = 1 if v == "c_static_far" else 0
+                delta = path_insns[v]["patched"] - len(bodies["c_direct"])
+                est = d + delta + extra
+                print("| %s, patched (disassembly: direct %+d%s) | %.2f | "
+                      "%+.2f |" % (label.split(",")[0] + "," +
+                                   label.split(",")[1], delta,
+                                   " + the stub's jmp" if extra else "",
+                                   est, est - d))
         if d is not None and "c_static" in per:
             pk = d + path_insns["c_static"]["parked"] - len(bodies["c_direct"])
             print("  check: the parked path counted by disassembly gives "
