@@ -618,6 +618,26 @@ int main(int argc, char **argv)
 	report("kinds, x = f(x)", kinds, NKIND, rounds, sk, json, &first);
 	printf("\n");
 	report("layout, x = f(x)", layout, NLAYOUT, rounds, sl, json, &first);
+	{
+		/* over the four placements: per round, the static call loops'
+		 * total time over the direct call loops' */
+		double *q = malloc((size_t)rounds * sizeof(*q));
+		struct bench_summary m;
+
+		for (int r = 0; r < rounds; r++) {
+			double d = 0, st = 0;
+
+			for (int k = 0; k < 4; k++) {
+				d += sl[k * rounds + r];
+				st += sl[(4 + k) * rounds + r];
+			}
+			q[r] = st / d;
+		}
+		m = bench_summarize(q, (size_t)rounds);
+		printf("  over the 4 placements, static_call / direct call per "
+		       "round: %.3f [%.3f, %.3f]\n", m.median, m.lo, m.hi);
+		free(q);
+	}
 	if (json) {
 		fprintf(json, "\n]\n");
 		fclose(json);
