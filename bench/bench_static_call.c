@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_static_call.c - what a static call costs today (a load of the key's
- * target and an indirect call) against what a user would write instead:
+ * bench_static_call.c - the benchmark of doc/BENCHMARKS.md's historical
+ * "[6/10] Static calls before patched sites": a static call (then a load of
+ * the key's target and an indirect call; since patched sites, the site of
+ * arch/x86_64_static_call.h: see bench_sc_call.c) against what a user would
+ * write instead:
  * a direct call (the goal of patched call sites), a function pointer in a
  * global (an ops table's slot), a switch on a mode variable, and a static
  * key choosing between two direct calls. Each variant calls a target in
