@@ -581,10 +581,12 @@ int main(int argc, char **argv)
 	double *sk = calloc((size_t)(NKIND * rounds), sizeof(double));
 	double *sl = calloc((size_t)(NLAYOUT * rounds), sizeof(double));
 
-	printf("SWITCHYARD_STATIC_CALL=%s; target_clones picks the %s clone\n",
+	printf("SWITCHYARD_STATIC_CALL=%s; target_clones %s\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
 						: "(unset)",
-	       __builtin_cpu_supports("avx2") ? "avx2" : "default");
+	       !SC_HAVE_CLONES ? "left out (clang < 16)" :
+	       __builtin_cpu_supports("avx2") ? "picks the avx2 clone"
+					      : "picks the default clone");
 	printf("static call sites, as in memory after the run:\n");
 	interleave(chain, NCHAIN, rounds, n, sc);
 	interleave(thru, NTHRU, rounds, n, st);
