@@ -310,4 +310,18 @@ static inline void seed_team_stop(struct seed_team *t)
 	pthread_barrier_destroy(&t->end);
 }
 
+/* ---- seed 002's lock (seed_locks.c) -------------------------------------- */
+
+/* A test-and-set spinlock: xchg to take it, a byte store to release it
+ * (`movb $0,(%rdi)`: the inline native of tas_unlock_nat). Waiters spin on
+ * a load with pause and yield the CPU now and then (2 CPUs, and other work
+ * may preempt the holder). */
+struct tas_lock {
+	unsigned char locked;
+} __attribute__((aligned(64)));
+
+void tas_lock(struct tas_lock *l);
+void tas_unlock(struct tas_lock *l);
+void tas_unlock_nat(struct tas_lock *l);	/* the same; has a native */
+
 #endif /* SY_BENCH_SEEDS_H */
