@@ -20,3 +20,9 @@ add_custom_target(bench_seeds
           $<TARGET_FILE:seed004_unlock>
   DEPENDS seed000_popf seed002_pvlock seed004_unlock
   USES_TERMINAL)
+
+# Not a benchmark: what an rseq abort does to inline natives (exits 1 when
+# it sees it). cmake --build build --target native_abort && build/bench/native_abort
+add_executable(native_abort EXCLUDE_FROM_ALL native_abort.c)
+target_link_libraries(native_abort PRIVATE switchyard Threads::Threads)
+target_compile_options(native_abort PRIVATE ${SY_WARN} -O2 -fno-omit-frame-pointer)
