@@ -61,6 +61,7 @@
 #define SEED_CF 0x1UL	/* X86_EFLAGS_CF */
 
 void restore_fl_c(unsigned long flags);
+void restore_fl_c_checked(unsigned long flags);
 void restore_fl_popf(unsigned long flags);
 void restore_fl_test(unsigned long flags);
 
@@ -69,10 +70,13 @@ void restore_fl_test(unsigned long flags);
  * preempted or signalled between the arm and the end of the payload) calls
  * the C function and returns through the detour's `add $8,%rsp`, which
  * clears CF: the restore happened, but its CF cannot be read after the
- * site. Each C function counts the calls that do not return to its site's
- * payload end (for the natives: every call), so that the check is exact:
- * CF read back = the iterations minus those. It costs the call variant a
- * load, a compare and a branch not taken.
+ * site. The natives' C functions run only on the detour: they count their
+ * calls, and the check is exact (CF read back = iterations - detoured
+ * passes). The call variant's target is measured as it is; its check runs
+ * are separate: the key is updated to restore_fl_c_checked(), which also
+ * counts the calls that do not return to the site's payload end, and
+ * back. In the timed runs of the call variant a lost CF is taken for a
+ * detoured pass (at most 1 in 10,000 allowed).
  */
 static const void *site_end[3];	/* payload end of each site (NULL: none) */
 static long detoured[3];
@@ -85,6 +89,14 @@ static long detoured[3];
 
 /* The C form of the seed's native_cond_irq_enable(). */
 __attribute__((noinline)) SEED_NO_ICF void restore_fl_c(unsigned long flags)
+{
+	if (flags & SEED_CF)
+		__asm__ volatile("stc" ::: "cc");
+}
+
+/* The same, counting its passes through the detour: the check runs. */
+__attribute__((noinline)) SEED_NO_ICF void
+restore_fl_c_checked(unsigned long flags)
 {
 	COUNT_DETOUR(0);
 	if (flags & SEED_CF)
@@ -185,20 +197,47 @@ static struct static_call_key *const keys[NV] = {
 static int failed;
 static long aborts[2][NV];
 
-/* got: CF read back set; every pass but the detoured ones must show the
- * saved bit */
-static void check(int col, int v, long got, long n, long bit)
+/*
+ * got: the passes that read CF set after the restore. Exact: every pass
+ * but the detoured ones shows the saved bit. Inferred (the call variant's
+ * timed runs): lost CFs are the detoured passes, a few at most.
+ */
+static void check(int col, int v, long got, long n, long bit, int exact)
 {
 	long det = v < 3 ? detoured[v] : 0;
 	long want = bit ? n - det : 0;
 
 	if (v < 3)
 		detoured[v] = 0;
+	if (!exact) {
+		det = bit ? n - got : 0;
+		want = got;
+		if (det < 0 || det > n / 10000 || (!bit && got))
+			want = -1;
+	}
 	aborts[col][v] += det;
 	if (got != want || det > n) {
 		printf("FAIL: %s: CF set after %ld of %ld restores, want %ld "
 		       "(%ld through the detour)\n", names[v], got, n, want,
 		       det);
+		failed = 1;
+	}
+}
+
+/* the call variant's exact check: its key on the counting twin */
+static void check_call_exact(void)
+{
+	if (static_call_update(sc_restore_c, restore_fl_c_checked)) {
+		printf("FAIL: static_call_update\n");
+		failed = 1;
+		return;
+	}
+	for (int c = 0; c < 2; c++) {
+		cf_bit = c == 0;
+		check(c, 0, v_call(N / 10), N / 10, cf_bit, 1);
+	}
+	if (static_call_update(sc_restore_c, restore_fl_c)) {
+		printf("FAIL: static_call_update\n");
 		failed = 1;
 	}
 }
@@ -212,7 +251,7 @@ static void measure(void)
 	for (int c = 0; c < 2; c++) {	/* warm up, and the check */
 		cf_bit = c == 0;
 		for (int v = 0; v < NV; v++)
-			check(c, v, fns[v](N / 10), N / 10, cf_bit);
+			check(c, v, fns[v](N / 10), N / 10, cf_bit, v != 0);
 	}
 	for (int r = 0; r < ROUNDS; r++)
 		for (int k = 0; k < 2 * NV; k++) {
@@ -224,7 +263,7 @@ static void measure(void)
 			t0 = bench_now_ns();
 			got = fns[v](N);
 			samples[c][v][r] = (bench_now_ns() - t0) / N;
-			check(c, v, got, N, cf_bit);
+			check(c, v, got, N, cf_bit, v != 0);
 		}
 }
 
@@ -263,7 +302,9 @@ int main(int argc, char **argv)
 	printf("inline bytes per site: stack step + restore 15, arm 13, guard 5,"
 	       " payload = room (5 or 8): 38 (call, popf) and 41 (test)\n");
 
+	check_call_exact();
 	measure();
+	check_call_exact();
 
 	printf("\nns per iteration (save; clc; restore; read CF), %d rounds of "
 	       "%d, interleaved; verdict vs the call\n", ROUNDS, N);
@@ -290,8 +331,21 @@ int main(int argc, char **argv)
 	}
 	printf("(instructions: CF set / clear; a verdict compares the variant "
 	       "with the call: < faster, > slower, ~ not significant)\n");
-	printf("passes through the detour (rseq aborts) during the timed and "
-	       "warm-up runs, CF set / clear:");
+	for (int c = 0; c < 2; c++) {	/* the seed's A/B: popf -> test */
+		struct bench_summary q =
+			seed_ratio(samples[c][2], samples[c][1], ROUNDS);
+		double z = bench_mann_whitney_z(samples[c][2], ROUNDS,
+						samples[c][1], ROUNDS);
+
+		printf("the seed's A/B, native test vs native popf, CF %s: "
+		       "%+.1f%% [%+.1f, %+.1f] %s (median of per-round "
+		       "ratios - 1, 95%% CI)\n", c ? "clear" : "set",
+		       100 * (q.median - 1), 100 * (q.lo - 1),
+		       100 * (q.hi - 1), bench_verdict(z));
+	}
+	printf("passes through the detour (rseq aborts), all runs, CF set / "
+	       "clear (call: counted in its check runs, inferred from lost CF "
+	       "in its timed runs):");
 	for (int v = 0; v < 3; v++)
 		printf(" %s %ld / %ld;", names[v], aborts[0][v], aborts[1][v]);
 	printf("\n");
