@@ -35,7 +35,8 @@
  * mixes them), so register pressure matters, as in the kernel's callers.
  * Threads: 1, 2, 3, 4 on a 2-CPU machine (3 and 4 oversubscribe; thread i
  * is pinned to CPU i mod 2), all on one lock, N pairs per thread. Times:
- * wall ms per run, medians with 95% CIs, variants interleaved (starting
+ * wall ms per run (and, with one thread, its CPU time too: the machine is
+ * shared), medians with 95% CIs, variants interleaved (starting
  * variant rotated each round), % change as the median of per-round ratios
  * with its 95% CI, "~" where Mann-Whitney finds no difference.
  * Instructions per uncontended pair: single-stepped on the patched path
@@ -288,7 +289,36 @@ static void check_sites(void)
 }
 
 static double samples[MAXT + 1][NV][ROUNDS];
+static double cpu1[NV][ROUNDS];	/* one thread: its CPU time */
 static long kicks_of[MAXT + 1][NV];
+
+static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
+{
+	struct bench_summary m[NV];
+
+	for (int v = 0; v < NV; v++)
+		m[v] = bench_summarize(s[v], ROUNDS);
+	printf("| %s |", label);
+	for (int v = 0; v < NV; v++) {
+		printf(" %.1f [%.1f, %.1f] |", m[v].median / 1e6, m[v].lo / 1e6,
+		       m[v].hi / 1e6);
+		for (int b = 0; b < v; b++) {
+			struct bench_summary q = seed_ratio(s[v], s[b], ROUNDS);
+			double z = bench_mann_whitney_z(s[v], ROUNDS, s[b],
+							ROUNDS);
+
+			printf(" %s%+.1f%% [%+.1f, %+.1f] |",
+			       bench_verdict(z)[0] == '~' ? "~ " : "",
+			       100 * (q.median - 1), 100 * (q.lo - 1),
+			       100 * (q.hi - 1));
+		}
+	}
+	if (k)
+		printf(" %ld / %ld / %ld |\n", k[0] / ROUNDS, k[1] / ROUNDS,
+		       k[2] / ROUNDS);
+	else
+		printf(" |\n");
+}
 
 int main(int argc, char **argv)
 {
@@ -324,6 +354,7 @@ int main(int argc, char **argv)
 
 				samples[threads][v][r] =
 					seed_team_run(&team, fns[v], SEED004_N);
+				cpu1[v][r] = team.cpu[0];
 				kicks_of[threads][v] += kicks - k0;
 				check(v, threads, SEED004_N, team.result);
 			}
@@ -338,30 +369,12 @@ int main(int argc, char **argv)
 	printf("| threads | full (ms) | thunk (ms) | thunk vs full | fast (ms)"
 	       " | fast vs full | fast vs thunk | wakes per run (full/thunk/"
 	       "fast) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+	print_row("1, CPU time", cpu1, NULL);
 	for (int t = 1; t <= MAXT; t++) {
-		struct bench_summary m[NV];
+		char label[32];
 
-		for (int v = 0; v < NV; v++)
-			m[v] = bench_summarize(samples[t][v], ROUNDS);
-		printf("| %d |", t);
-		for (int v = 0; v < NV; v++) {
-			printf(" %.1f [%.1f, %.1f] |", m[v].median / 1e6,
-			       m[v].lo / 1e6, m[v].hi / 1e6);
-			for (int b = 0; b < v; b++) {
-				struct bench_summary q = seed_ratio(
-					samples[t][v], samples[t][b], ROUNDS);
-				double z = bench_mann_whitney_z(
-					samples[t][v], ROUNDS, samples[t][b],
-					ROUNDS);
-
-				printf(" %s%+.1f%% [%+.1f, %+.1f] |",
-				       bench_verdict(z)[0] == '~' ? "~ " : "",
-				       100 * (q.median - 1), 100 * (q.lo - 1),
-				       100 * (q.hi - 1));
-			}
-		}
-		printf(" %ld / %ld / %ld |\n", kicks_of[t][0] / ROUNDS,
-		       kicks_of[t][1] / ROUNDS, kicks_of[t][2] / ROUNDS);
+		snprintf(label, sizeof(label), "%d", t);
+		print_row(label, samples[t], kicks_of[t]);
 	}
 	printf("instructions per uncontended pair (patched, stepped): full %.0f,"
 	       " thunk %.0f, fast %.0f\n", ic[0], ic[1], ic[2]);
