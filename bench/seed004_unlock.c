@@ -354,7 +354,8 @@ int main(int argc, char **argv)
 
 				samples[threads][v][r] =
 					seed_team_run(&team, fns[v], SEED004_N);
-				cpu1[v][r] = team.cpu[0];
+				if (threads == 1)
+					cpu1[v][r] = team.cpu[0];
 				kicks_of[threads][v] += kicks - k0;
 				check(v, threads, SEED004_N, team.result);
 			}
