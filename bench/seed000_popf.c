@@ -38,14 +38,14 @@
  * path (the detour's `add $8,%rsp` clears CF: the C functions count the
  * passes through the detour, which the check subtracts) and on the
  * compiler putting no flag-writing instruction between the site and the
- * setc (see the disassembly in doc/BENCHMARKS.md); a wrong count of
- * restored flags exits 1. Two columns: CF set in the saved word
- * (the common irqrestore, stc runs) and clear (stc skipped).
+ * setc (gcc 12 and clang 14 emit the setc right after the site's `mov
+ * SV,%rsp`); a wrong count of restored flags exits 1. Two columns: CF set
+ * in the saved word (the common irqrestore, stc runs) and clear (stc
+ * skipped).
  *
  * Times: ns per save/clear/restore/read iteration (the thread's CPU time:
- * the machine is shared), medians with 95% CIs,
- * variants interleaved with the starting one rotated each round,
- * Mann-Whitney against "call". Instructions per iteration: single-stepped
+ * the machine is shared), medians with 95% CIs, variants interleaved with
+ * the starting one rotated each round, Mann-Whitney against "call". Instructions per iteration: single-stepped
  * on the patched path (seeds.h); "seed000_popf callgrind" runs each loop
  * once for valgrind, where the sites are parked on their detour.
  */
