@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 	printf("\nns per iteration (save; clc; restore; read CF; CPU time), %d "
 	       "rounds of "
 	       "%d, interleaved; verdict vs the call\n", ROUNDS, N);
-	printf("| variant | instructions/iter (patched, stepped) | CF set in "
+	printf("| variant | instructions/iter (single-stepped) | CF set in "
 	       "the word | CF clear in the word |\n| --- | --- | --- | --- |\n");
 	for (int v = 0; v < NV; v++) {
 		double ic[2];

@@ -200,7 +200,7 @@ int main(int argc, char **argv)
 	printf("\n| --- | --- | --- | --- | --- |\n");
 	print_row("1 thread, ns/pair", s1, 1, "");
 	print_row("2 threads, ns/pair", s2, 1, "");
-	printf("| instructions/pair (patched, stepped) |");
+	printf("| instructions/pair (single-stepped) |");
 	for (int v = 0; v < NV; v++)
 		printf(" %.0f |", ic[v]);
 	printf("\n| instructions, %% of (a) |");

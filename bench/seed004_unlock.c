@@ -377,7 +377,7 @@ int main(int argc, char **argv)
 		snprintf(label, sizeof(label), "%d", t);
 		print_row(label, samples[t], kicks_of[t]);
 	}
-	printf("instructions per uncontended pair (patched, stepped): full %.0f,"
+	printf("instructions per uncontended pair (single-stepped): full %.0f,"
 	       " thunk %.0f, fast %.0f\n", ic[0], ic[1], ic[2]);
 	printf("(%% change: median of the per-round ratios - 1, 95%% CI; \"~\":"
 	       " not different, Mann-Whitney at 5%%; 2 CPUs: 3 and 4 threads "
