@@ -11,32 +11,35 @@
  *   bytes                      insn                       role
  *   mov %rsp,SV; lea -128(%rsp),%rsp; and $-16,%rsp        step over the red
  *                                                          zone, align
- *   41 bb <imm32>              mov $desc, %r11d           the site's rseq_cs
- *                                                          descriptor (< 2 GiB)
- *   64 4c 89 1c 25 <disp32>    mov %r11, %fs:disp32       arm: rseq->rseq_cs
- *                                                          = desc
+ *   64 48 c7 04 25 <disp32> <imm32>                        arm: rseq->rseq_cs
+ *                              movq $desc, %fs:disp32     = desc (< 2 GiB)
  *   a9/e9 <rel32>              TEST32 / JMP32 detour      the guard
- *   e8 <rel32>                 call target                the payload (or
- *                                                          NOP5, or xor eax
- *                                                          + NOP3 for RET0)
+ *   room bytes (5..15)         NOPs + call target         the payload (or
+ *                                                          NOPs, NOPs + xor
+ *                                                          eax for RET0, NOPs
+ *                                                          + an inline native)
  *   mov SV, %rsp
+ * (a callee-save site: `lea -128(%rsp),%rsp` before, `lea 128(%rsp),%rsp`
+ * after, nothing else; see SY__SC_TEXT_CS)
  *
- * As compiled, the arm is the load `mov %fs:0, %r11` (8b instead of 89,
- * harmless: it reads the thread's TCB pointer) and the guard is the JMP32 to
- * the detour, so a site that runs before its object registered, or in a
- * process where the library cannot patch (no rseq), calls through the key.
- * Registration writes imm32 and disp32 (= __rseq_offset + 8, known only at
- * run time), turns the load into the store, writes the payload and turns
- * the guard into the TEST.
+ * As compiled, the arm is `testq $0, %fs:0` (f7 instead of c7, harmless:
+ * it reads the thread's TCB pointer), the guard is the JMP32 to the detour
+ * and the payload `call .+5` and 0x90s, so a site that runs before its
+ * object registered, or in a process where the library cannot patch (no
+ * rseq), calls through the key. Registration writes imm32 and disp32
+ * (= __rseq_offset + 8, known only at run time), turns the test into the
+ * store, writes the payload and turns the guard into the TEST.
  *
- * The detour, out of line in .text.unlikely, is the rseq abort handler: the
- * signature 0x53053053 precedes it. It calls the key's current target (none
- * when NULL) and jumps back after the payload.
+ * The detour, out of line in .text.unlikely, is also the rseq abort
+ * handler: the signature 0x53053053 precedes it (and, before that, the
+ * offset of the end of the site, for its unwind info). It calls the key's
+ * current target (none when NULL) and jumps back after the payload.
  *
  * Each site adds a 16-byte record to section "sy_static_call_sites":
  *   offset 0  8  meta - absolute address of the site's struct sy__sc_meta
- *   offset 8  4  code - address of the site's `mov $desc` minus the field's
- *   offset 12 4  flags (0)
+ *                (the key, and the kind: room + 16 if callee-save)
+ *   offset 8  4  code - address of the site's arm minus the field's
+ *   offset 12 4  flags (0; the registry's use at run time)
  *
  * ABI at the site (the compiler sees one asm statement): arguments are bound
  * to rdi, rsi, rdx, rcx, r8, r9 after all of them have been evaluated; the
