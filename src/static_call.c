@@ -48,6 +48,7 @@
  */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <linux/rseq.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -69,14 +70,6 @@ long __static_call_return0(void)
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
-struct sy_rseq_cs {
-	uint32_t version;
-	uint32_t flags;
-	uint64_t start_ip;
-	uint64_t post_commit_offset;
-	uint64_t abort_ip;
-} __attribute__((aligned(32)));
-
 #define SC_DEAD 1u	/* refused at registration: never touched */
 #define SC_OWN 2u	/* has a descriptor (the table is not parked) */
 
@@ -90,7 +83,7 @@ static struct sc_table *tables;	/* patch lock */
 static int mode;		/* 0 unknown, 1 patch, -1 park */
 static uint32_t arm_disp;	/* __rseq_offset + 8: &rseq->rseq_cs */
 
-static struct sy_rseq_cs *pool;	/* the current page run of descriptors */
+static struct rseq_cs *pool;	/* the current page run of descriptors */
 static size_t pool_used, pool_cap;
 static uintptr_t tomb_abort;	/* after a signature, in the first run */
 
@@ -148,7 +141,7 @@ static bool patching(void)
 	return mode > 0;
 }
 
-static struct sy_rseq_cs *desc_alloc(void)
+static struct rseq_cs *desc_alloc(void)
 {
 	if (pool_used == pool_cap) {
 		size_t len = 64 * 1024;
@@ -500,7 +493,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	t->parked = !patching();
 	for (struct sy_sc_entry *e = start; e < stop; e++) {
 		uintptr_t code = entry_code(e);
-		struct sy_rseq_cs *cs;
+		struct rseq_cs *cs;
 
 		e->flags = 0;
 		if (!e->meta || !entry_key(e) || entry_room(e) < 5 ||
@@ -597,11 +590,11 @@ static int unregister_locked(struct sy_sc_entry *start)
 		 * new fields the kernel may read meanwhile is harmless.
 		 */
 		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
-			struct sy_rseq_cs *cs;
+			struct rseq_cs *cs;
 
 			if (!(e->flags & SC_OWN))
 				continue;
-			cs = (struct sy_rseq_cs *)sc_desc_of(e);
+			cs = (struct rseq_cs *)sc_desc_of(e);
 			__atomic_store_n(&cs->post_commit_offset, 0,
 					 __ATOMIC_RELAXED);
 			__atomic_store_n(&cs->abort_ip, tomb_abort,

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "sy_sc_sites.h"
 #include "sy_test.h"
 
 #ifdef SY__ARCH_HAVE_STATIC_CALL
@@ -27,36 +28,20 @@
  * out of reach; without (SWITCHYARD_STATIC_CALL=detour, valgrind), the
  * guard JMP32. Offsets: src/arch/x86_64/sy_arch.h.
  */
-#define SC_ARM_OP 2		/* f7 test as compiled, c7 store when armed */
-#define SC_GUARD 13
-#define SC_PAYLOAD 18
-#define SC_END 23
-struct sc_rec {
-	const struct sy__sc_meta *meta;
-	int32_t code;
-	uint32_t flags;
-};
-extern struct sc_rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
-
-extern const unsigned int __rseq_size __attribute__((weak));
-
-/* Whether the library patches sites here (as it decides: static_call.c). */
-static int patched_mode(void)
-{
-	const char *e = getenv("SWITCHYARD_STATIC_CALL");
-
-	return !(e && !strcmp(e, "detour")) && &__rseq_size &&
-	       __rseq_size >= 20;
-}
+#define SC_ARM_OP SY_SC_ARM_OP
+#define SC_GUARD SY_SC_GUARD
+#define SC_PAYLOAD SY_SC_PAYLOAD
+#define SC_END (SY_SC_PAYLOAD + 5)
+#define patched_mode sy_sc_patched_mode
 
 /* Check every site of key: returns the number of sites. */
 static int check_sites(struct static_call_key *key)
 {
 	int n = 0;
 
-	for (struct sc_rec *r = __start_sy_static_call_sites;
+	for (struct sy_sc_rec *r = __start_sy_static_call_sites;
 	     r < __stop_sy_static_call_sites; r++) {
-		const uint8_t *c = (const uint8_t *)&r->code + r->code;
+		const uint8_t *c = sy_sc_code(r);
 		uintptr_t f = (uintptr_t)key->func;
 		int32_t rel;
 
@@ -235,16 +220,14 @@ __attribute__((noinline)) static int call_refuse(int x)
 
 static void test_refused_payload(void)
 {
-	uint8_t *c = NULL, bad[5] = { 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
+	const uint8_t *c;
+	uint8_t bad[5] = { 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
 	int fd;
 
 	if (!patched_mode())
 		return;
 	CHECK_EQ(call_refuse(1), 11);
-	for (struct sc_rec *r = __start_sy_static_call_sites;
-	     r < __stop_sy_static_call_sites; r++)
-		if (r->meta->key == &STATIC_CALL_KEY(sc_refuse))
-			c = (uint8_t *)&r->code + r->code;
+	c = sy_sc_site_of(&STATIC_CALL_KEY(sc_refuse));
 	CHECK(c != NULL);
 	if (!c)
 		return;

@@ -12,6 +12,7 @@
  * an empty section, an abort handler preceded by the rseq signature glibc
  * registers), so that only the unloading can make the kernel refuse it.
  */
+#include <linux/rseq.h>
 #include <stdint.h>
 
 #include <switchyard/static_call.h>
@@ -47,19 +48,11 @@ __asm__(".pushsection .text\n\t"
 	".popsection");
 extern const char plug_ctl_abort[] __attribute__((visibility("hidden")));
 
-struct plug_rseq_cs {
-	uint32_t version;
-	uint32_t flags;
-	uint64_t start_ip;
-	uint64_t post_commit_offset;
-	uint64_t abort_ip;
-} __attribute__((aligned(32)));
-
-struct plug_rseq_cs plug_ctl_desc;
+struct rseq_cs plug_ctl_desc;
 
 /* Fill plug_ctl_desc (its addresses are known at run time only) and
  * return it. */
-struct plug_rseq_cs *plug_ctl_descriptor(void)
+struct rseq_cs *plug_ctl_descriptor(void)
 {
 	plug_ctl_desc.version = 0;
 	plug_ctl_desc.flags = 0;

@@ -5,6 +5,7 @@
  * unit.
  */
 #include "comdat.h"
+#include "sy_sc_sites.h"
 #include "sy_test.h"
 
 long comdat_tu2(long x)
@@ -12,24 +13,12 @@ long comdat_tu2(long x)
 	return comdat_hot(x) + comdat_tpl<10>(x);
 }
 
-#ifdef SY__ARCH_HAVE_STATIC_CALL
-struct sc_rec {
-	const struct sy__sc_meta *meta;
-	int code;
-	unsigned flags;
-};
-extern "C" struct sc_rec __start_sy_static_call_sites[]
-	__attribute__((visibility("hidden")));
-extern "C" struct sc_rec __stop_sy_static_call_sites[]
-	__attribute__((visibility("hidden")));
-#endif
-
 int main(void)
 {
 	int n = 0;
 
 #ifdef SY__ARCH_HAVE_STATIC_CALL
-	for (sc_rec *r = __start_sy_static_call_sites;
+	for (sy_sc_rec *r = __start_sy_static_call_sites;
 	     r < __stop_sy_static_call_sites; r++)
 		n += r->meta->key == &STATIC_CALL_KEY(comdat_sc);
 	CHECK_EQ(n, 2);		/* one copy of each function's site kept */

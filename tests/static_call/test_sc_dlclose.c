@@ -43,6 +43,7 @@
  *   test_sc_dlclose control PLUGIN    both controls, each in a child
  *   test_sc_dlclose run MODE PLUGIN   one of rounds|munmap|dlclose here
  */
+#include <linux/rseq.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -71,14 +72,6 @@ int main_impl(int x)
 }
 
 DEFINE_STATIC_CALL(sc_main, main_impl);
-
-struct rseq_desc {
-	uint32_t version;
-	uint32_t flags;
-	uint64_t start_ip;
-	uint64_t post_commit_offset;
-	uint64_t abort_ip;
-} __attribute__((aligned(32)));
 
 #define SIG_X86 0x53053053u	/* RSEQ_SIG, what glibc registers on x86 */
 
@@ -134,7 +127,7 @@ struct caller {
 	int (*own)(int);		/* the plugin's sites */
 	int (*main_)(int);
 	int own_last;			/* which one is called last */
-	const struct rseq_desc *ctl;	/* control: armed by hand */
+	const struct rseq_cs *ctl;	/* control: armed by hand */
 	enum wait_how how;
 	int pipe_r;
 	/* out */
@@ -315,7 +308,7 @@ static bool one_round(int r, const char *plugin, const char *ctl_mode,
 		      struct tally *t, void **last_base)
 {
 	struct caller c = { 0 };
-	struct rseq_desc *d, *page = NULL;
+	struct rseq_cs *d, *page = NULL;
 	pthread_attr_t attr;
 	pthread_t th;
 	Dl_info di;
@@ -343,7 +336,7 @@ static bool one_round(int r, const char *plugin, const char *ctl_mode,
 		*last_base = base;
 	}
 	if (ctl_mode && !strcmp(ctl_mode, "dlclose")) {
-		struct rseq_desc *(*get)(void) = (struct rseq_desc *(*)(void))
+		struct rseq_cs *(*get)(void) = (struct rseq_cs *(*)(void))
 			dlsym(h, "plug_ctl_descriptor");
 
 		CHECK(get != NULL);
@@ -377,7 +370,7 @@ static bool one_round(int r, const char *plugin, const char *ctl_mode,
 	/* the thread's rseq_cs points to a descriptor of a plugin site */
 	CHECK_EQ(c.bad_calls, 0);
 	CHECK(c.seen != 0);
-	d = (struct rseq_desc *)(uintptr_t)c.seen;
+	d = (struct rseq_cs *)(uintptr_t)c.seen;
 	if (ctl_mode) {
 		CHECK(c.ctl_cleared);	/* valid while mapped */
 	} else if (c.seen) {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sc_dso.h"
+#include "sy_sc_sites.h"
 #include "sy_test.h"
 
 int exe_impl(int x)
@@ -30,17 +31,6 @@ static int lib_other(int x)
 DEFINE_STATIC_CALL(sc_exe, exe_impl);
 
 #ifdef SY__ARCH_HAVE_STATIC_CALL
-#include <stdint.h>
-#include <string.h>
-
-struct sc_rec {
-	const struct sy__sc_meta *meta;
-	int32_t code;
-	uint32_t flags;
-};
-extern struct sc_rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
-extern const unsigned int __rseq_size __attribute__((weak));
-
 /*
  * The program's sites of key call f directly, or (f beyond reach: the
  * library's functions, usually) through a stub, `jmp *0(%rip)` and f's
@@ -49,14 +39,13 @@ extern const unsigned int __rseq_size __attribute__((weak));
  */
 static int check_far(struct static_call_key *key, void *f)
 {
-	const char *e = getenv("SWITCHYARD_STATIC_CALL");
 	int stubbed = 0;
 
-	if ((e && !strcmp(e, "detour")) || !&__rseq_size || __rseq_size < 20)
+	if (!sy_sc_patched_mode())
 		return -1;	/* sites not patched here */
-	for (struct sc_rec *r = __start_sy_static_call_sites;
+	for (struct sy_sc_rec *r = __start_sy_static_call_sites;
 	     r < __stop_sy_static_call_sites; r++) {
-		const uint8_t *c = (const uint8_t *)&r->code + r->code;
+		const uint8_t *c = sy_sc_code(r);
 		const uint8_t *to;
 		uintptr_t dest;
 		int32_t rel;

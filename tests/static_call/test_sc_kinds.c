@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sy_sc_sites.h"
 #include "sy_test.h"
 
 #ifdef __cplusplus
@@ -119,39 +120,10 @@ __attribute__((noinline)) static long call_nat5(long x)
 }
 
 #ifdef SY__ARCH_HAVE_STATIC_CALL
-struct sc_rec {
-	const struct sy__sc_meta *meta;
-	int32_t code;
-	uint32_t flags;
-};
-#ifdef __cplusplus
-extern "C" {
-#endif
-extern struct sc_rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
-extern const unsigned int __rseq_size __attribute__((weak));
-#ifdef __cplusplus
-}
-#endif
-#define SC_GUARD 13
-#define SC_PAYLOAD 18
-
-static int patched_mode(void)
-{
-	const char *e = getenv("SWITCHYARD_STATIC_CALL");
-
-	return !(e && !strcmp(e, "detour")) && &__rseq_size &&
-	       __rseq_size >= 20;
-}
-
-/* The payload bytes of key's (one) site; NULL if none. */
-static const uint8_t *site_of(struct static_call_key *key)
-{
-	for (struct sc_rec *r = __start_sy_static_call_sites;
-	     r < __stop_sy_static_call_sites; r++)
-		if (r->meta->key == key)
-			return (const uint8_t *)&r->code + r->code;
-	return NULL;
-}
+#define SC_GUARD SY_SC_GUARD
+#define SC_PAYLOAD SY_SC_PAYLOAD
+#define patched_mode sy_sc_patched_mode
+#define site_of sy_sc_site_of
 
 static const uint8_t native_neg[6] = { 0x48, 0x89, 0xf8, 0x48, 0xf7, 0xd8 };
 

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sy_sc_sites.h"
 #include "sy_test.h"
 
 #define CALLERS 4
@@ -80,21 +81,12 @@ static void *caller_blocking(void *arg)
 	return caller(arg);
 }
 
-struct rec {
-	const struct sy__sc_meta *meta;
-	int32_t code;
-	uint32_t flags;
-};
-extern struct rec __start_sy_static_call_sites[], __stop_sy_static_call_sites[];
-
 /* The payload of sc_t's site in caller() (the only one). */
 static uint8_t *the_payload(void)
 {
-	for (struct rec *r = __start_sy_static_call_sites;
-	     r < __stop_sy_static_call_sites; r++)
-		if (r->meta->key == &STATIC_CALL_KEY(sc_t))
-			return (uint8_t *)&r->code + r->code + 18;	/* payload */
-	return NULL;
+	const uint8_t *c = sy_sc_site_of(&STATIC_CALL_KEY(sc_t));
+
+	return c ? (uint8_t *)(uintptr_t)(c + SY_SC_PAYLOAD) : NULL;
 }
 
 static double now(void)
@@ -298,10 +290,7 @@ int main(int argc, char **argv)
 			"safe|unsafe|kinds SECONDS\n");
 		return 2;
 	}
-	const char *e = getenv("SWITCHYARD_STATIC_CALL");
-	extern const unsigned int __rseq_size __attribute__((weak));
-
-	if ((e && !strcmp(e, "detour")) || !&__rseq_size || __rseq_size < 20) {
+	if (!sy_sc_patched_mode()) {
 		printf("SKIP: sites are not patched here (no rseq)\n");
 		return 77;
 	}
