@@ -1,6 +1,7 @@
 #!/bin/sh
 # showcase.sh - the main job: install what is missing, build everything,
-# and show a static key flipped at run time with the bytes of its site.
+# show a static key flipped at run time with the bytes of its site, and a
+# static call re-targeted while threads call through it.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -13,3 +14,10 @@ echo "== examples/flip: one site, flipped twice"
 echo
 echo "== what a disabled site costs (callgrind instruction counts, tests/fastpath.c)"
 ./tests/check_fastpath.sh ./build/tests/fastpath --report
+if [ -x ./build/tests/static_call/torture_sc ]; then
+	echo
+	echo "== static calls: re-targeted while 4 threads call through the site"
+	echo "   (tests/static_call/torture_sc.c: every call counted per target; the"
+	echo "   unsafe run writes the call's rel32 in place and must be caught)"
+	./build/tests/static_call/torture_sc 2
+fi
