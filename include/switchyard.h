@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * switchyard.h - the umbrella header: run-time code patching for ordinary
- * Linux programs: static keys, static calls, introspection.
+ * Linux programs: static keys, static calls, introspection, CPU features.
  */
 #ifndef SWITCHYARD_H
 #define SWITCHYARD_H
@@ -10,5 +10,6 @@
 #include <switchyard/static_key.h>
 #include <switchyard/static_call.h>
 #include <switchyard/introspect.h>
+#include <switchyard/cpufeature.h>
 
 #endif /* SWITCHYARD_H */

@@ -69,6 +69,9 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *   sy_arch_jump_encode_pair  both forms at once (old, new)
  *   sy_arch_sync_cores   sync: every thread of the process serialises
  *                        before the call returns
+ *   sy_arch_cpu_probe    the CPU's identity and feature words
+ *                        (<switchyard/cpufeature.h>)
+ *   sy_arch_cpu_relax    a spin-wait hint
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
  * The generic poke engine (poke.c) does the patching in between.
  */
@@ -93,6 +96,9 @@ struct sy_arch_fix {
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
+/* src/arch/<arch>/cpu_probe.c: fill *cpu and words (zeroed by the caller) */
+SY_HIDDEN void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
+				 uint32_t words[SWITCHYARD_CPU_WORDS]);
 
 /* ---- logging (log.c) ---------------------------------------------------- */
 SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)

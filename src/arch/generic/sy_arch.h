@@ -70,4 +70,11 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 	return hidden_jump;
 }
 
+
+/* A spin-wait hint: none here. */
+static inline void sy_arch_cpu_relax(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
 #endif /* SY_ARCH_GENERIC_H */

@@ -388,4 +388,11 @@ static inline uintptr_t sy_arch_sc_detour(uintptr_t code)
 	return code + SY_SC_PAYLOAD + (intptr_t)rel;
 }
 
+
+/* A spin-wait hint (PAUSE). */
+static inline void sy_arch_cpu_relax(void)
+{
+	__builtin_ia32_pause();
+}
+
 #endif /* SY_ARCH_X86_64_H */

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch/generic/cpu_probe.c - no X86_FEATURE_* here: every word stays 0.
+ */
+#include <string.h>
+
+#include "../../internal.h"
+
+void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
+		       uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	(void)words;
+	strcpy(cpu->vendor, "unknown");
+}

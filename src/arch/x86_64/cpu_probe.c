@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch/x86_64/cpu_probe.c - the CPU's identity and feature words from
+ * CPUID (Intel SDM vol. 2A "CPUID"; AMD APM vol. 3 appendix E), and the
+ * OS-enabled register state from XGETBV (SDM vol. 1, 13.3: AVX needs
+ * XCR0 bits 1-2, AVX-512 bits 5-7 as well; XGETBV only with OSXSAVE).
+ */
+#include <cpuid.h>
+#include <string.h>
+
+#include "../../internal.h"
+
+#define XCR0_AVX 0x06u		/* SSE and AVX state */
+#define XCR0_AVX512 0xe0u	/* opmask, ZMM_Hi256, Hi16_ZMM */
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static void clear(uint32_t *words, unsigned feature)
+{
+	words[feature / 32] &= ~(1u << feature % 32);
+}
+
+static bool has(const uint32_t *words, unsigned feature)
+{
+	return words[feature / 32] >> feature % 32 & 1;
+}
+
+void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
+		       uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	unsigned a, b, c, d, max, fam, model;
+	uint64_t xcr0 = 0;
+
+	if (!__get_cpuid(0, &max, &b, &c, &d)) {
+		strcpy(cpu->vendor, "unknown");
+		return;
+	}
+	memcpy(cpu->vendor, &b, 4);
+	memcpy(cpu->vendor + 4, &d, 4);
+	memcpy(cpu->vendor + 8, &c, 4);
+	cpu->vendor[12] = 0;
+	__cpuid(1, a, b, c, d);
+	words[0] = c;
+	words[1] = d;
+	fam = a >> 8 & 0xf;
+	model = a >> 4 & 0xf;
+	if (fam == 0xf)
+		fam += a >> 20 & 0xff;
+	if (fam == 0x6 || fam >= 0xf)
+		model |= (a >> 16 & 0xf) << 4;
+	cpu->family = fam;
+	cpu->model = model;
+	cpu->stepping = a & 0xf;
+	if (max >= 7) {
+		unsigned sub;
+
+		__cpuid_count(7, 0, sub, b, c, d);
+		words[2] = b;
+		words[3] = c;
+		words[4] = d;
+		if (sub >= 1) {
+			__cpuid_count(7, 1, a, b, c, d);
+			words[5] = a;
+		}
+	}
+	__cpuid(0x80000000, max, b, c, d);
+	if (max >= 0x80000001) {
+		__cpuid(0x80000001, a, b, c, d);
+		words[6] = c;
+	}
+
+	/* register state the OS does not save is not a feature */
+	if (has(words, X86_FEATURE_OSXSAVE))
+		xcr0 = xgetbv0();
+	if ((xcr0 & XCR0_AVX) != XCR0_AVX) {
+		clear(words, X86_FEATURE_AVX);
+		clear(words, X86_FEATURE_FMA);
+		clear(words, X86_FEATURE_AVX2);
+	}
+	if ((xcr0 & (XCR0_AVX | XCR0_AVX512)) != (XCR0_AVX | XCR0_AVX512)) {
+		clear(words, X86_FEATURE_AVX512F);
+		clear(words, X86_FEATURE_AVX512DQ);
+		clear(words, X86_FEATURE_AVX512CD);
+		clear(words, X86_FEATURE_AVX512BW);
+		clear(words, X86_FEATURE_AVX512VL);
+	}
+
+	/* synthetic: the kernel's REP_GOOD (arch/x86/kernel/cpu/intel.c and
+	 * amd.c set it for these) */
+	if ((!strcmp(cpu->vendor, "GenuineIntel") && (fam == 6 || fam == 15)) ||
+	    ((!strcmp(cpu->vendor, "AuthenticAMD") ||
+	      !strcmp(cpu->vendor, "HygonGenuine")) && fam >= 0x10))
+		words[X86_FEATURE_REP_GOOD / 32] |=
+			1u << X86_FEATURE_REP_GOOD % 32;
+}
