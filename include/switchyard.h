@@ -11,5 +11,6 @@
 #include <switchyard/static_call.h>
 #include <switchyard/introspect.h>
 #include <switchyard/cpufeature.h>
+#include <switchyard/runtime_const.h>
 
 #endif /* SWITCHYARD_H */

@@ -210,7 +210,10 @@ struct sy_poke_desc {
 	 * executes the bytes, or the one byte written is a whole opcode). */
 	bool exact;
 	const struct static_key *key;	/* for messages: a static key, or
-					   (exact) a struct static_call_key */
+					   (exact) a struct static_call_key,
+					   or a variable (what) */
+	const char *what;	/* exact: what key is ("static call" if
+				   NULL, "run-time constant") */
 };
 
 struct sy_poke_src {
@@ -299,6 +302,20 @@ SWITCHYARD_API int sy__register_static_call_sites(struct sy_sc_entry *start,
 						  struct sy_sc_entry *stop);
 SWITCHYARD_API int sy__unregister_static_call_sites(struct sy_sc_entry *start,
 						    struct sy_sc_entry *stop);
+
+/* ---- run-time constants (runtime_const.c) -------------------------------- */
+/* One site record, as the header's asm emits it (16 bytes). */
+struct sy_rc_entry {
+	const void *sym;
+	int32_t code;	/* the guard, relative to this field */
+	uint8_t end;	/* end of the instruction with the immediate */
+	uint8_t size;	/* of the immediate: 8, 4 or 1 */
+	uint16_t pad;
+};
+SWITCHYARD_API int sy__register_runtime_consts(struct sy_rc_entry *start,
+					       struct sy_rc_entry *stop);
+SWITCHYARD_API int sy__unregister_runtime_consts(struct sy_rc_entry *start,
+						 struct sy_rc_entry *stop);
 
 /* ---- deferred keys (deferred.c) ------------------------------------------ */
 SY_HIDDEN int sy_key_dec(struct static_key *key);

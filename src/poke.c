@@ -90,9 +90,10 @@ __attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
 		for (unsigned i = 0; i < d->len; i++)
 			trap |= sy_arch_is_trap(code + i);
 		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
-			  "static call " SY_REPORT_KEY ": refusing to patch "
+			  "%s " SY_REPORT_KEY ": refusing to patch "
 			  "site " SY_REPORT_SITE ": expected [%s] or its other "
-			  "form, found [%s]%s; nothing written", want, found,
+			  "form, found [%s]%s; nothing written",
+			  d->what ? d->what : "static call", want, found,
 			  trap ? " (a trap byte may be a debugger breakpoint)"
 			       : "");
 		return -EFAULT;

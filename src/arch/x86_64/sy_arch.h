@@ -395,4 +395,9 @@ static inline void sy_arch_cpu_relax(void)
 	__builtin_ia32_pause();
 }
 
+/* run-time constant sites (include/switchyard/arch/x86_64_runtime_const.h) */
+#define SY_RC_GUARD_JMP SY_X86_JMP32
+#define SY_RC_GUARD_TEST SY_X86_TEST32
+#define SY_RC_GUARD_LEN 5
+
 #endif /* SY_ARCH_X86_64_H */

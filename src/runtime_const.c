@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime_const.c - run-time constants (<switchyard/runtime_const.h>).
+ *
+ * A site (arch/x86_64_runtime_const.h) is a guard, JMP32 to out-of-line
+ * code that reads the variable, followed by an instruction holding a
+ * placeholder immediate. runtime_const_init(sym), for every site of sym:
+ *  1. writes the value into the immediate. No thread executes it: the
+ *     guard has jumped over it since the site was compiled, and nothing
+ *     but this init turns the guard. Verified first: the placeholder, or
+ *     already the value (nothing to do), else refused.
+ *  2. sync (membarrier SYNC_CORE, SDM vol. 3 8.1.3): no core keeps stale
+ *     prefetched bytes of the immediate once the guard lets it in.
+ *  3. turns the guard JMP32 -> TEST32: one byte, the keys' rule (a thread
+ *     decodes the old or the new opcode; rel32 is the same bytes in both).
+ *     Synced by the engine, so that every thread reads the immediate by
+ *     the time init returns (either path gives the same value).
+ * A second init with another value would have to rewrite an immediate
+ * that threads may be executing: refused (-EBUSY), the kernel's rule
+ * (init once) made explicit. The value of every initialised variable is
+ * kept, so that the sites of an object loaded later get it at
+ * registration, before its code runs.
+ *
+ * Everything here runs with the patch lock held.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef SY_RC_GUARD_JMP
+
+struct rc_table {
+	struct sy_rc_entry *start, *stop;
+	struct rc_table *next;
+};
+
+struct rc_value {
+	const void *sym;
+	uint64_t value;		/* as read at init, in sym's size */
+	size_t size;
+	struct rc_value *next;
+};
+
+static struct rc_table *tables;		/* patch lock */
+static struct rc_value *values;		/* never freed: init once */
+
+static uintptr_t rc_code(const struct sy_rc_entry *e)
+{
+	return (uintptr_t)&e->code + (intptr_t)e->code;
+}
+
+/* The immediate's bytes for site e (little-endian, its own size). */
+static void rc_bytes(const struct sy_rc_entry *e, uint64_t v, uint8_t *out)
+{
+	if (e->size == 1)
+		v &= 31;	/* a shift count */
+	memcpy(out, &v, e->size);
+}
+
+static const uint8_t *rc_placeholder(const struct sy_rc_entry *e)
+{
+	static const uint8_t ph8[8] = { 0xef, 0xcd, 0xab, 0x89,
+					0x67, 0x45, 0x23, 0x01 };
+	static const uint8_t ph4[4] = { 0x78, 0x56, 0x34, 0x12 };
+	static const uint8_t ph1[1] = { 12 };
+
+	return e->size == 8 ? ph8 : e->size == 4 ? ph4 : ph1;
+}
+
+static bool rc_valid(const struct sy_rc_entry *e)
+{
+	return (e->size == 8 || e->size == 4 || e->size == 1) &&
+	       e->end >= SY_RC_GUARD_LEN + e->size && e->end <= 16;
+}
+
+struct rc_src {
+	struct rc_table *table;		/* NULL: every table */
+	const struct rc_value *v;	/* NULL: every initialised variable */
+	bool guard;			/* step 3, else step 1 */
+	struct rc_table *t;
+	struct sy_rc_entry *e;
+};
+
+static const struct rc_value *value_of(const void *sym)
+{
+	for (const struct rc_value *v = values; v; v = v->next)
+		if (v->sym == sym)
+			return v;
+	return NULL;
+}
+
+static void rc_rewind(void *ctx)
+{
+	struct rc_src *s = ctx;
+
+	s->t = s->table ? s->table : tables;
+	s->e = s->t ? s->t->start : NULL;
+}
+
+static bool rc_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct rc_src *s = ctx;
+
+	while (s->t) {
+		while (s->e < s->t->stop) {
+			struct sy_rc_entry *e = s->e++;
+			const struct rc_value *v = s->v ? s->v : value_of(e->sym);
+			uintptr_t code = rc_code(e);
+
+			if (!e->sym || (s->v && e->sym != s->v->sym) || !v ||
+			    !rc_valid(e))
+				continue;
+			memset(d, 0, sizeof(*d));
+			d->exact = true;
+			d->what = "run-time constant";
+			d->key = (const struct static_key *)e->sym;
+			if (s->guard) {
+				d->addr = code;
+				d->len = 1;
+				d->old[0] = SY_RC_GUARD_JMP;
+				d->new_[0] = SY_RC_GUARD_TEST;
+			} else {
+				d->addr = code + e->end - e->size;
+				d->len = e->size;
+				memcpy(d->old, rc_placeholder(e), e->size);
+				rc_bytes(e, v->value, d->new_);
+			}
+			return true;
+		}
+		s->t = s->table ? NULL : s->t->next;
+		s->e = s->t ? s->t->start : NULL;
+	}
+	return false;
+}
+
+/* Steps 1 to 3 for the sites of v (or of every value) in table (or all). */
+static int rc_apply(struct rc_table *table, const struct rc_value *v)
+{
+	struct rc_src s = { table, v, false, NULL, NULL };
+	struct sy_poke_src src = { rc_rewind, rc_next, &s };
+	int r = sy_poke_apply(&src);		/* 1 and 2 */
+
+	if (r)
+		return r;
+	s.guard = true;
+	return sy_poke_apply(&src);		/* 3 */
+}
+
+static int init_locked(const void *sym, size_t size)
+{
+	struct rc_value *v;
+	uint64_t now = 0;
+
+	memcpy(&now, sym, size);
+	v = (struct rc_value *)value_of(sym);
+	if (v)
+		return v->value == now && v->size == size ? 0 : -EBUSY;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->sym = sym;
+	v->value = now;
+	v->size = size;
+	if (tables) {
+		int r = rc_apply(NULL, v);
+
+		if (r) {
+			free(v);	/* the engine undid its batch */
+			return r;
+		}
+	}
+	v->next = values;
+	values = v;
+	return 0;
+}
+
+static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
+{
+	struct rc_table *t;
+
+	for (t = tables; t; t = t->next)
+		if (t->start == start)
+			return 0;	/* LTO: the same table twice */
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->start = start;
+	t->stop = stop;
+	t->next = tables;
+	tables = t;
+	/* the values set so far, before the object's code runs: an error
+	 * leaves its sites on the variable (correct) and is reported */
+	return values ? rc_apply(t, NULL) : 0;
+}
+
+static int unregister_locked(struct sy_rc_entry *start)
+{
+	for (struct rc_table **pt = &tables; *pt; pt = &(*pt)->next) {
+		struct rc_table *t = *pt;
+
+		if (t->start != start)
+			continue;
+		*pt = t->next;
+		free(t);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+#else /* no patched sites: the header reads the variable */
+
+static int init_locked(const void *sym, size_t size)
+{
+	(void)sym;
+	(void)size;
+	return 0;
+}
+
+static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
+{
+	(void)start;
+	(void)stop;
+	return 0;
+}
+
+static int unregister_locked(struct sy_rc_entry *start)
+{
+	(void)start;
+	return 0;
+}
+#endif
+
+int switchyard_runtime_const_init(const void *sym, size_t size)
+{
+	if (!sym || (size != 8 && size != 4))
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(init_locked(sym, size)));
+}
+
+int sy__register_runtime_consts(struct sy_rc_entry *start,
+				struct sy_rc_entry *stop)
+{
+	if (!start || stop < start)
+		return -EINVAL;
+	if (start == stop)
+		return 0;
+	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+}
+
+int sy__unregister_runtime_consts(struct sy_rc_entry *start,
+				  struct sy_rc_entry *stop)
+{
+	if (start == stop)
+		return 0;
+	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+}
