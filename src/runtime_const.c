@@ -29,13 +29,6 @@
 
 #include "internal.h"
 
-#ifdef SY_RC_GUARD_JMP
-
-struct rc_table {
-	struct sy_rc_entry *start, *stop;
-	struct rc_table *next;
-};
-
 struct rc_value {
 	const void *sym;
 	uint64_t value;		/* as read at init, in sym's size */
@@ -43,8 +36,24 @@ struct rc_value {
 	struct rc_value *next;
 };
 
+static struct rc_value *values;	/* patch lock; never freed: init once */
+
+static const struct rc_value *value_of(const void *sym)
+{
+	for (const struct rc_value *v = values; v; v = v->next)
+		if (v->sym == sym)
+			return v;
+	return NULL;
+}
+
+#ifdef SY_RC_GUARD_JMP
+
+struct rc_table {
+	struct sy_rc_entry *start, *stop;
+	struct rc_table *next;
+};
+
 static struct rc_table *tables;		/* patch lock */
-static struct rc_value *values;		/* never freed: init once */
 
 static uintptr_t rc_code(const struct sy_rc_entry *e)
 {
@@ -82,14 +91,6 @@ struct rc_src {
 	struct rc_table *t;
 	struct sy_rc_entry *e;
 };
-
-static const struct rc_value *value_of(const void *sym)
-{
-	for (const struct rc_value *v = values; v; v = v->next)
-		if (v->sym == sym)
-			return v;
-	return NULL;
-}
 
 static void rc_rewind(void *ctx)
 {
@@ -148,32 +149,9 @@ static int rc_apply(struct rc_table *table, const struct rc_value *v)
 	return sy_poke_apply(&src);		/* 3 */
 }
 
-static int init_locked(const void *sym, size_t size)
+static int apply_value(const struct rc_value *v)
 {
-	struct rc_value *v;
-	uint64_t now = 0;
-
-	memcpy(&now, sym, size);
-	v = (struct rc_value *)value_of(sym);
-	if (v)
-		return v->value == now && v->size == size ? 0 : -EBUSY;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	v->sym = sym;
-	v->value = now;
-	v->size = size;
-	if (tables) {
-		int r = rc_apply(NULL, v);
-
-		if (r) {
-			free(v);	/* the engine undid its batch */
-			return r;
-		}
-	}
-	v->next = values;
-	values = v;
-	return 0;
+	return tables ? rc_apply(NULL, v) : 0;
 }
 
 static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
@@ -211,10 +189,9 @@ static int unregister_locked(struct sy_rc_entry *start)
 
 #else /* no patched sites: the header reads the variable */
 
-static int init_locked(const void *sym, size_t size)
+static int apply_value(const struct rc_value *v)
 {
-	(void)sym;
-	(void)size;
+	(void)v;
 	return 0;
 }
 
@@ -231,6 +208,34 @@ static int unregister_locked(struct sy_rc_entry *start)
 	return 0;
 }
 #endif
+
+/* init once: the same value again is fine, another one is refused (in
+ * every build, so that the API behaves the same everywhere) */
+static int init_locked(const void *sym, size_t size)
+{
+	struct rc_value *v;
+	uint64_t now = 0;
+	int r;
+
+	memcpy(&now, sym, size);
+	v = (struct rc_value *)value_of(sym);
+	if (v)
+		return v->value == now && v->size == size ? 0 : -EBUSY;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->sym = sym;
+	v->value = now;
+	v->size = size;
+	r = apply_value(v);
+	if (r) {
+		free(v);	/* the engine undid its batch */
+		return r;
+	}
+	v->next = values;
+	values = v;
+	return 0;
+}
 
 int switchyard_runtime_const_init(const void *sym, size_t size)
 {

@@ -19,8 +19,9 @@
  * Before runtime_const_init() for a variable, its sites read the variable
  * itself (an out-of-line load): the result is always the variable's value
  * at the time of the read, or the value it had at runtime_const_init().
- * Changing the variable after its init does not change the sites (as in
- * the kernel): init once.
+ * Changing the variable after its init does not change the patched sites
+ * (as in the kernel): init once. Where sites are not patched (other
+ * architectures, SWITCHYARD_NO_PATCHING) they always read the variable.
  *
  * runtime_const_init(type, sym) - writes sym's current value into every
  * site of sym in every loaded object, and into the sites of objects loaded

@@ -11,11 +11,11 @@ __attribute__((visibility("default"))) unsigned long librc_read(unsigned x,
 {
 	unsigned long r = runtime_const_ptr(rc_base) + runtime_const_u32(rc_limit) +
 		runtime_const_shift_right_32(x, rc_shift);
+#ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	extern struct { const void *sym; int code; unsigned char end, size;
 			unsigned short pad; } __start_sy_runtime_const[]
 		__attribute__((visibility("hidden")));
 
-#ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	*guard = (const unsigned char *)&__start_sy_runtime_const[0].code +
 		 __start_sy_runtime_const[0].code;
 #else
