@@ -77,7 +77,7 @@ static uintptr_t page_near(uintptr_t from)
 				munmap(p, STUB_PAGE);
 				continue;
 			}
-			memset(p, SY_X86_INT3, STUB_PAGE);
+			memset(p, SY_SC_STUB_FILL, STUB_PAGE);
 			if (mprotect(p, STUB_PAGE, PROT_READ | PROT_EXEC)) {
 				munmap(p, STUB_PAGE);
 				return 0;
@@ -152,7 +152,7 @@ int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
 	s.d.len = SY_SC_STUB_LEN;
 	s.d.exact = true;
 	s.d.key = key;
-	memset(s.d.old, SY_X86_INT3, SY_SC_STUB_LEN);
+	memset(s.d.old, SY_SC_STUB_FILL, SY_SC_STUB_LEN);
 	sy_arch_sc_stub(target, s.d.new_);
 	/* no sync: nothing can run the stub before a site calls it, and
 	 * the write of that call is followed by a sync (file comment) */

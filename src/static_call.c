@@ -5,14 +5,17 @@
  *
  * A site (see src/arch/x86_64/sy_arch.h for the bytes) arms the thread's
  * rseq area with its own descriptor (one store of an imm32), passes a
- * one-byte guard (TEST32, or JMP32 to its detour) and runs its payload: a
- * direct `call target`, a NOP5 for a NULL target, `xor %eax,%eax` for RET0.
- * The rseq critical section runs from the arm to the end of the payload, and
- * its abort handler is the detour, which calls the key's current target
- * through the key and jumps back after the payload. Whatever happens, a pass through a site makes exactly
- * one call: the payload's, or the detour's (a thread interrupted inside the
- * section restarts at the detour before the payload's call was made; once
- * the call was made it is outside the section).
+ * one-byte guard (TEST32, or JMP32 to its detour) and runs its payload:
+ * NOPs and a direct `call target` (or a call to a stub near the site for
+ * a target out of reach, sc_stub.c), NOPs for a NULL target, `xor
+ * %eax,%eax` for RET0, or a registered inline native. The rseq critical
+ * section runs from the arm to the end of the payload, and its abort
+ * handler is the detour, which calls the key's current target through the
+ * key and jumps back after the payload. Whatever happens, a pass through a
+ * site does the operation once: the payload's, or the detour's (a thread
+ * interrupted inside the section restarts at the detour before the
+ * payload's last instruction, the call or the native's commit, ran; once
+ * it ran the thread is outside the section).
  *
  * An update (update_locked()), the rule behind each step:
  *  0. Store the new target in the key (release). Every detour from now on
@@ -33,16 +36,16 @@
  *     executing cores to serialise after a cross-modification).
  *  4. Flip the guards back to TEST. No sync: a core that still sees JMP
  *     takes the detour, which calls the new target.
- * Three syncs, in that order; a site whose payload cannot be used (target
- * beyond rel32 reach; a process without rseq) keeps its guard on JMP and is
- * served by its detour.
+ * Three syncs, in that order; a site whose payload cannot be used (a
+ * process without rseq, no stub within reach, an ordinary function at a
+ * callee-save site) keeps its guard on JMP and is served by its detour.
  *
  * Descriptors (struct rseq_cs) live in pages mapped below 2 GiB (the site
- * loads their address as an imm32) and are never freed: a thread's rseq_cs
- * may point to one long after the site ran, and the kernel reads it at the
- * thread's next preemption. When a library is unloaded its descriptors are
- * emptied (length 0: no IP is inside) rather than unmapped; a new object
- * mapped at the same place can then never be mistaken for the old section.
+ * stores their address as an imm32) and are never freed: a thread's
+ * rseq_cs may point to one long after the site ran, and the kernel reads
+ * it at the thread's next preemption. When a library is unloaded its
+ * descriptors are emptied (length 0, abort_ip moved to a signature that
+ * stays mapped: unregister_locked()) rather than unmapped.
  *
  * Everything here runs with the patch lock held.
  */
@@ -56,8 +59,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define SY_SC_GUARD_DETOUR SY_X86_JMP32
 
 long __static_call_return0(void)
 {
@@ -166,8 +167,6 @@ static struct rseq_cs *desc_alloc(void)
 	return &pool[pool_used++];
 }
 
-/* ---- the forms of a site ------------------------------------------------ */
-
 /* ---- natives and callee-save targets ----------------------------------- */
 
 #define SC_NATIVES_MAX 64
@@ -247,9 +246,7 @@ static bool wants_stub(const struct sy_sc_entry *e, void (*f)(void))
 {
 	uint8_t pl[SY_SC_ROOM_MAX];
 
-	return f && !payload_for(e, f, pl) &&
-	       !(entry_cs(e) && !callee_save(f)) &&
-	       f != (void (*)(void))__static_call_return0;
+	return f && !payload_for(e, f, pl) && !(entry_cs(e) && !callee_save(f));
 }
 
 /*
@@ -324,7 +321,7 @@ enum sc_step {
 	STEP_PAYLOAD,		/* current payload -> payload of target */
 	STEP_GUARD_TEST,	/* JMP -> TEST where target has a payload */
 	STEP_SETUP,		/* registration: imm32, disp32 */
-	STEP_ARM,		/* registration: load -> store */
+	STEP_ARM,		/* registration: test -> store */
 };
 
 struct sc_src {
@@ -365,11 +362,11 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 	d->key = (const struct static_key *)(const void *)entry_key(e);
 	switch (s->step) {
 	case STEP_GUARD_JMP:
-		if (mem[SY_SC_GUARD] != SY_X86_TEST32)
+		if (mem[SY_SC_GUARD] != SY_SC_GUARD_PASS)
 			return false;
 		d->addr = code + SY_SC_GUARD;
 		d->len = 1;
-		d->old[0] = SY_X86_TEST32;
+		d->old[0] = SY_SC_GUARD_PASS;
 		d->new_[0] = SY_SC_GUARD_DETOUR;
 		return true;
 	case STEP_PAYLOAD:
@@ -391,7 +388,7 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 		d->addr = code + SY_SC_GUARD;
 		d->len = 1;
 		d->old[0] = SY_SC_GUARD_DETOUR;
-		d->new_[0] = SY_X86_TEST32;
+		d->new_[0] = SY_SC_GUARD_PASS;
 		return true;
 	case STEP_SETUP: {
 		uint32_t v = part ? arm_disp : (uint32_t)sc_desc_of(e);
@@ -405,8 +402,8 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 	case STEP_ARM:
 		d->addr = code + SY_SC_ARM_OP;
 		d->len = 1;
-		d->old[0] = SY_X86_TEST_IMM;
-		d->new_[0] = SY_X86_MOV_IMM;
+		d->old[0] = SY_SC_ARM_OFF;
+		d->new_[0] = SY_SC_ARM_ON;
 		return true;
 	}
 	return false;
@@ -539,9 +536,10 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	memset(&s, 0, sizeof(s));
 	s.table = t;
 	/*
-	 * imm32 and disp32 first, while the arm is still a load: a thread
-	 * running the site meanwhile (an object whose code runs before its
-	 * constructors did) may load a torn disp32, which lies between 0 and
+	 * imm32 and disp32 first, while the arm is still a test (a read): a
+	 * thread running the site meanwhile (an object whose code runs before
+	 * its constructors did) may read through a torn disp32, which lies
+	 * between 0 and
 	 * the final value, inside the thread's descriptor (struct pthread):
 	 * harmless. The payloads too: the guards are JMP, nobody runs them.
 	 * Then the sync, so that no core runs the store with a stale imm32;
@@ -560,7 +558,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		/* The engine undid the failed batch; what earlier batches
 		 * wrote is harmless with the guards on JMP, and parking the
 		 * table keeps later updates from turning a guard to TEST in
-		 * front of an arm that may still be a load. Descriptors stay
+		 * front of an arm that may still be a test. Descriptors stay
 		 * owned, to be emptied at unload. */
 		t->parked = true;
 		sy_log(SWITCHYARD_LOG_WARN, "static call sites of an object "
@@ -569,7 +567,6 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	}
 	return 0;
 }
-
 
 static int unregister_locked(struct sy_sc_entry *start)
 {
@@ -606,7 +603,6 @@ static int unregister_locked(struct sy_sc_entry *start)
 	}
 	return -ENOENT;
 }
-
 
 /* ---- update ------------------------------------------------------------- */
 
@@ -669,7 +665,6 @@ parked:
 	       "detour", strerror(-r));
 	return 0;
 }
-
 
 /* ---- natives ------------------------------------------------------------ */
 
@@ -753,23 +748,40 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 int sy__register_static_call_sites(struct sy_sc_entry *start,
 				   struct sy_sc_entry *stop)
 {
-	if (!start || stop < start)
-		return -EINVAL;
-	const struct static_call_key *last = NULL;
+	const struct static_call_key **keys = NULL;
+	size_t n = 0, cap = 0;
 	int r;
 
+	if (!start || stop < start)
+		return -EINVAL;
 	if (start == stop)	/* the header's glue in an object with no site */
 		return 0;
 	r = SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
-	/* After the lock: the split check needs the dynamic linker. Sites of
-	 * one key are usually adjacent: a key may be checked more than once,
-	 * which costs time, not correctness. */
+	/* After the lock: the split check needs the dynamic linker. Once per
+	 * distinct key (an object's static calls are few; out of memory, the
+	 * diagnostic is skipped). */
 	for (struct sy_sc_entry *e = start; !r && e < stop; e++) {
-		if (!e->meta || e->meta->key == last)
+		size_t i = 0;
+
+		if (!e->meta)
 			continue;
-		last = e->meta->key;
-		sy_check_split_key(last, true);
+		while (i < n && keys[i] != e->meta->key)
+			i++;
+		if (i < n)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 8;
+			void *p = realloc(keys, c * sizeof(*keys));
+
+			if (!p)
+				break;
+			keys = p;
+			cap = c;
+		}
+		keys[n++] = e->meta->key;
+		sy_check_split_key(e->meta->key, true);
 	}
+	free(keys);
 	return r;
 }
 

@@ -72,13 +72,14 @@
  * the rseq abort handler (after the signature). It pushes the end of the
  * site as a return address (the frame a backtrace from the target walks
  * through, and what gdb's `next` steps over), calls the key's target (none
- * when NULL) with rsp % 16 == 0 (it aligns it), drops the frame
- * and jumps back: no `ret` to a pushed address, no `call` left unreturned,
+ * when NULL) with rsp % 16 == 0 (it aligns it), drops the frame and
+ * jumps back: no `ret` to a pushed address, no `call` left unreturned,
  * so the return stack buffer stays in step (a guard that called the detour,
  * which then returned past the payload, cost 44-51 cycles a pass: every
  * return mispredicted) and a shadow stack would have nothing to refuse.
- * Only rax is used (the call's result register): callee-save sites reuse
- * the scheme unchanged. Before the signature: the pc-relative offset of the
+ * It uses rax (the call's result register) and rbp (saved, restored):
+ * callee-save sites reuse the scheme, with the caller-saved registers saved
+ * around the call. Before the signature: the pc-relative offset of the
  * end of the site, for the unwinder.
  *
  * Its FDE is written by hand (GAS cannot open a second .cfi_startproc inside

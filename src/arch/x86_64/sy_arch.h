@@ -283,8 +283,12 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 #define SY_SC_PAYLOAD 18
 #define SY_SC_ROOM_MAX 15	/* a payload's room: 5 to 15 bytes */
 #define SY_SC_RSEQ_SIG 0x53053053u	/* glibc's RSEQ_SIG on x86 */
-#define SY_X86_TEST_IMM 0xf7	/* test $imm32, r/m64 (F7 /0) */
-#define SY_X86_MOV_IMM 0xc7	/* mov $imm32, r/m64 (C7 /0) */
+#define SY_SC_GUARD_DETOUR SY_X86_JMP32	/* the guard's form that diverts */
+#define SY_SC_GUARD_PASS SY_X86_TEST32	/* ... and the one that lets pass */
+#define SY_SC_ARM_OFF 0xf7	/* the arm's opcode as compiled (test) */
+#define SY_SC_ARM_ON 0xc7	/* ... and armed (mov $imm32 store) */
+/* (F7 /0 and C7 /0 take the same prefix, ModRM, SIB, disp32 and imm32:
+ * arming changes one byte, the one-byte rule of the keys) */
 #define SY_X86_CALL32 0xe8
 
 static const uint8_t sy_sc_compiled_head[SY_SC_GUARD] = {
@@ -369,6 +373,7 @@ static inline bool sy_arch_sc_is_call(const uint8_t *p, unsigned room)
  * *0(%rip)` and the target's address, padded with int3 to 16 bytes.
  */
 #define SY_SC_STUB_LEN 16
+#define SY_SC_STUB_FILL SY_X86_INT3	/* what a stub page holds unused */
 static inline void sy_arch_sc_stub(uintptr_t target, uint8_t out[16])
 {
 	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
