@@ -96,6 +96,13 @@ struct sy_arch_fix {
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
+/* src/arch/<arch>/insn.c, for alternatives: copy len bytes of code at from
+ * into buf, to be written at `to`, relative operands keeping their
+ * destinations (0, -EINVAL: undecodable, -ERANGE: out of reach, -ENOSYS);
+ * fill len bytes with the fewest NOPs (or a jump over them). */
+SY_HIDDEN int sy_arch_code_move(uint8_t *buf, const uint8_t *from, size_t len,
+				uintptr_t to);
+SY_HIDDEN void sy_arch_nop_fill(uint8_t *buf, size_t len);
 /* src/arch/<arch>/cpu_probe.c: fill *cpu and words (zeroed by the caller) */
 SY_HIDDEN void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 				 uint32_t words[SWITCHYARD_CPU_WORDS]);

@@ -405,4 +405,16 @@ static inline void sy_arch_cpu_relax(void)
 #define SY_RC_GUARD_TEST SY_X86_TEST32
 #define SY_RC_GUARD_LEN 5
 
+/* alternatives (insn.c): an instruction's length and its relative operand */
+#define SY_ARCH_HAVE_ALTERNATIVES 1
+struct sy_x86_insn {
+	uint8_t len;		/* 1..15 */
+	uint8_t rel_off;	/* where the relative operand starts */
+	uint8_t rel_size;	/* 0 (none), 1 or 4 */
+	bool branch;		/* a relative branch (else RIP-relative data) */
+};
+/* Decode the instruction at p (at most avail bytes): 0 or -EINVAL. */
+__attribute__((visibility("hidden")))
+int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in);
+
 #endif /* SY_ARCH_X86_64_H */
