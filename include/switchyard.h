@@ -12,5 +12,6 @@
 #include <switchyard/introspect.h>
 #include <switchyard/cpufeature.h>
 #include <switchyard/runtime_const.h>
+#include <switchyard/alternative.h>
 
 #endif /* SWITCHYARD_H */

@@ -324,6 +324,22 @@ SWITCHYARD_API int sy__register_runtime_consts(struct sy_rc_entry *start,
 SWITCHYARD_API int sy__unregister_runtime_consts(struct sy_rc_entry *start,
 						 struct sy_rc_entry *stop);
 
+/* ---- alternatives (alternative.c) ---------------------------------------- */
+/* One record, as the header's asm emits it (16 bytes; see
+ * include/switchyard/arch/x86_64_alternative.h). */
+struct sy_alt_entry {
+	int32_t site;	/* relative to this field */
+	int32_t repl;	/* relative to this field */
+	int32_t copy;	/* relative to this field */
+	uint16_t feature;	/* bit 15: applies when absent */
+	uint8_t len;		/* the site's, padding included */
+	uint8_t repl_len;
+};
+SWITCHYARD_API int sy__register_alternatives(struct sy_alt_entry *start,
+					     struct sy_alt_entry *stop);
+SWITCHYARD_API int sy__unregister_alternatives(struct sy_alt_entry *start,
+					       struct sy_alt_entry *stop);
+
 /* ---- deferred keys (deferred.c) ------------------------------------------ */
 SY_HIDDEN int sy_key_dec(struct static_key *key);
 /* Drop the queued works that lie in object o (it is being unloaded).

@@ -89,6 +89,15 @@ __attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
 
 		for (unsigned i = 0; i < d->len; i++)
 			trap |= sy_arch_is_trap(code + i);
+		if (!d->key) {	/* an alternative: what names it */
+			sy_report(SWITCHYARD_LOG_ERROR, NULL, d->addr,
+				  "%s: refusing to patch site " SY_REPORT_SITE
+				  ": expected [%s] or its other form, found "
+				  "[%s]%s; nothing written", d->what, want,
+				  found, trap ? " (a trap byte may be a "
+				  "debugger breakpoint)" : "");
+			return -EFAULT;
+		}
 		sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
 			  "%s " SY_REPORT_KEY ": refusing to patch "
 			  "site " SY_REPORT_SITE ": expected [%s] or its other "

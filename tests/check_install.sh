@@ -23,7 +23,7 @@ soname=$(objdump -p "$lib/libswitchyard.so" | awk '/SONAME/ { print $2 }')
 [ "$soname" = libswitchyard.so.0 ] || { echo "FAIL: SONAME is '$soname'"; exit 1; }
 # Exported functions: the API and the two glue entry points, nothing else.
 bad=$(nm -D --defined-only "$lib/libswitchyard.so" | awk '$2 ~ /[TtDdBbRr]/ { sub(/@.*/, "", $3); print $3 }' |
-	grep -v -E '^(static_key_|__static_key_|__static_call_return0$|__static_call_update$|jump_label_rate_limit$|jump_label_init$|boot_cpu_has$|switchyard_|sy__register_jump_table$|sy__unregister_jump_table$|sy__register_static_call_sites$|sy__unregister_static_call_sites$|sy__register_runtime_consts$|sy__unregister_runtime_consts$|sy__object_unloading$|SWITCHYARD_0$)' || true)
+	grep -v -E '^(static_key_|__static_key_|__static_call_return0$|__static_call_update$|jump_label_rate_limit$|jump_label_init$|boot_cpu_has$|switchyard_|sy__register_jump_table$|sy__unregister_jump_table$|sy__register_static_call_sites$|sy__unregister_static_call_sites$|sy__register_runtime_consts$|sy__unregister_runtime_consts$|sy__register_alternatives$|sy__unregister_alternatives$|sy__object_unloading$|SWITCHYARD_0$)' || true)
 [ -z "$bad" ] || { echo "FAIL: exported beyond the API: $bad"; exit 1; }
 cmake -S "$src/tests/install" -B "$p/c" -DCMAKE_PREFIX_PATH="$p/prefix" >/dev/null
 cmake --build "$p/c" >/dev/null

@@ -100,13 +100,14 @@ SWITCHYARD_API bool boot_cpu_has(unsigned int feature);
  */
 SWITCHYARD_API const char *switchyard_cpu_feature_name(unsigned int feature);
 
-/* The kernel's other names for the same test (there they differ in how
- * they are compiled; here each is a load and a test). */
-#define cpu_feature_enabled(feature) boot_cpu_has(feature)
-#define static_cpu_has(feature) boot_cpu_has(feature)
+/* The kernel's other names for the same test, static_cpu_has(feature)
+ * and cpu_feature_enabled(feature), are patched branches: see
+ * <switchyard/alternative.h> (included below). */
 
 #ifdef __cplusplus
 }
 #endif
+
+#include <switchyard/alternative.h>
 
 #endif /* SWITCHYARD_CPUFEATURE_H */

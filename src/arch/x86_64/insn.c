@@ -285,10 +285,10 @@ int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
 
 /*
  * Copy len bytes of code from `from` to buf, which will be written at `to`:
- * every relative operand whose destination lies outside [from, from + len)
+ * every relative operand whose destination lies outside [from, from + len]
  * gets its displacement moved by from - to, so the code at `to` reaches
- * the same places (an operand whose destination lies inside moves with
- * the code). Returns 0, or -EINVAL (an instruction the decoder does not
+ * the same places (an operand whose destination lies inside, or at the
+ * end, moves with the code). Returns 0, or -EINVAL (an instruction the decoder does not
  * know, or one crossing the end) or -ERANGE (a displacement no longer
  * fits: rel8 to outside, or rel32 beyond 2 GiB).
  */
@@ -316,7 +316,8 @@ int sy_arch_code_move(uint8_t *buf, const uint8_t *from, size_t len,
 				disp = v;
 			}
 			dest = (int64_t)(f + off + in.len) + disp;
-			if (dest < (int64_t)f || dest >= (int64_t)(f + len)) {
+			/* the end counts as inside: it moves with the code */
+			if (dest < (int64_t)f || dest > (int64_t)(f + len)) {
 				disp += (int64_t)f - (int64_t)to;
 				if (in.rel_size == 1) {
 					if (disp != (int8_t)disp)

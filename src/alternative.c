@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alternative.c - CPU-feature alternatives (<switchyard/alternative.h>).
+ *
+ * An object's records come here from its constructor (the header's glue),
+ * before any of its code runs; the library's own from ours. For each site
+ * (the consecutive records with the same site address):
+ *  1. what it must hold: the copy of its old instructions and pad, with
+ *     its relative operands re-aimed from the copy to the site;
+ *  2. what it will hold: the last replacement whose feature test passes,
+ *     re-aimed from where it was assembled to the site, or the old
+ *     instructions; the rest of the site (trailing 0x90s) as the fewest
+ *     NOPs (src/arch/<arch>/insn.c);
+ *  3. through the poke engine, as exact changes of at most
+ *     SY_ARCH_MAX_INSN bytes each: all verified before any is written
+ *     (bytes other than 1 or 2 are refused, named, and nothing written),
+ *     then written and synced.
+ * Step 3 rewrites several instructions at once, which is safe only because
+ * no thread runs them yet: the object's constructors have not run, and for
+ * a library being opened, dlopen() has not returned its handle (the same
+ * premise as static call registration; doc/DESIGN.md "Known limits"). A
+ * site already holding its new bytes is left alone (the same table twice:
+ * LTO, or a library opened again).
+ *
+ * If the batch is refused, each site is tried alone, so that one bad site
+ * (a debugger's breakpoint at start-up) does not keep the others on their
+ * old instructions. A site that keeps its old instructions is still
+ * correct: they are the baseline (static_cpu_has()'s asks at run time).
+ *
+ * Everything here runs with the patch lock held.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct alt_table {
+	struct sy_alt_entry *start, *stop;
+	struct alt_table *next;
+};
+
+static struct alt_table *tables;	/* patch lock */
+
+static uintptr_t rel_addr(const int32_t *field)
+{
+	return (uintptr_t)field + (intptr_t)*field;
+}
+
+/* Does record e apply on this CPU? */
+static bool applies(const struct sy_alt_entry *e)
+{
+	bool has = boot_cpu_has(e->feature & 0x7fffu);
+
+	return e->feature & 0x8000u ? !has : has;
+}
+
+/* One site's change, up to 255 bytes. */
+struct alt_site {
+	uintptr_t addr;
+	size_t len;
+	uint8_t old[256], new_[256];
+	const struct sy_alt_entry *chosen;	/* NULL: the old instructions */
+};
+
+/*
+ * Steps 1 and 2 for the site whose records are [e, end). Returns 0, or
+ * -EINVAL (malformed records or code the decoder refuses: reported).
+ */
+static int alt_compute(const struct sy_alt_entry *e,
+		       const struct sy_alt_entry *end, struct alt_site *s)
+{
+	const uint8_t *copy = (const uint8_t *)rel_addr(&e->copy);
+	size_t keep;
+	int r;
+
+	s->addr = rel_addr(&e->site);
+	s->len = e->len;
+	s->chosen = NULL;
+	r = sy_arch_code_move(s->old, copy, s->len, s->addr);
+	if (r)
+		goto bad;
+	for (const struct sy_alt_entry *a = e; a < end; a++) {
+		if (a->len != e->len || a->repl_len > e->len)
+			goto bad;
+		if (applies(a))
+			s->chosen = a;
+	}
+	if (s->chosen) {
+		r = sy_arch_code_move(s->new_,
+				      (const uint8_t *)rel_addr(&s->chosen->repl),
+				      s->chosen->repl_len, s->addr);
+		if (r)
+			goto bad;
+		keep = s->chosen->repl_len;
+	} else {
+		/* the old instructions, their trailing 0x90s merged (a 0x90
+		 * of the instructions' own among them is a NOP either way) */
+		memcpy(s->new_, s->old, s->len);
+		keep = s->len;
+		while (keep && s->old[keep - 1] == 0x90)
+			keep--;
+	}
+	sy_arch_nop_fill(s->new_ + keep, s->len - keep);
+	return 0;
+bad:
+	sy_report(SWITCHYARD_LOG_ERROR, NULL, s->addr,
+		  "alternative at " SY_REPORT_SITE ": %s; the site keeps its "
+		  "old instructions",
+		  r == -ERANGE ? "a relative operand of the replacement "
+				 "cannot reach its destination from the site" :
+		  r == -EINVAL ? "an instruction the decoder does not know, "
+				 "or malformed records" :
+				 "alternatives are not supported here");
+	return -EINVAL;
+}
+
+struct alt_src {
+	struct sy_alt_entry *start, *stop;	/* the sites to change */
+	struct sy_alt_entry *e;			/* the next site */
+	struct alt_site site;
+	size_t off;				/* in the current site */
+	bool have;
+	char what[96];
+};
+
+/* The records of the site starting at e. */
+static struct sy_alt_entry *site_end(struct sy_alt_entry *e,
+				     struct sy_alt_entry *stop)
+{
+	uintptr_t addr = rel_addr(&e->site);
+	struct sy_alt_entry *n = e + 1;
+
+	while (n < stop && rel_addr(&n->site) == addr)
+		n++;
+	return n;
+}
+
+static void alt_rewind(void *ctx)
+{
+	struct alt_src *s = ctx;
+
+	s->e = s->start;
+	s->have = false;
+}
+
+static bool alt_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct alt_src *s = ctx;
+
+	for (;;) {
+		if (s->have && s->off < s->site.len) {
+			size_t n = s->site.len - s->off;
+
+			if (n > SY_ARCH_MAX_INSN)
+				n = SY_ARCH_MAX_INSN;
+			memset(d, 0, sizeof(*d));
+			d->addr = s->site.addr + s->off;
+			d->len = (unsigned)n;
+			memcpy(d->old, s->site.old + s->off, n);
+			memcpy(d->new_, s->site.new_ + s->off, n);
+			d->exact = true;
+			d->what = s->what;
+			s->off += n;
+			return true;
+		}
+		s->have = false;
+		while (s->e < s->stop) {
+			struct sy_alt_entry *e = s->e, *end = site_end(e, s->stop);
+			const char *name;
+			unsigned f;
+
+			s->e = end;
+			if (alt_compute(e, end, &s->site) ||
+			    !memcmp(s->site.old, s->site.new_, s->site.len))
+				continue;	/* reported, or nothing to do */
+			f = (s->site.chosen ? s->site.chosen : e)->feature;
+			name = switchyard_cpu_feature_name(f & 0x7fffu);
+			snprintf(s->what, sizeof(s->what),
+				 "alternative for feature %s%s",
+				 f & 0x8000u ? "!" : "", name ? name : "?");
+			s->off = 0;
+			s->have = true;
+			break;
+		}
+		if (!s->have)
+			return false;
+	}
+}
+
+/* Sites [start, stop) of one table: the batch, else one site at a time. */
+static int alt_apply(struct sy_alt_entry *start, struct sy_alt_entry *stop)
+{
+	static struct alt_src s;	/* patch lock held; 600 bytes */
+	struct sy_poke_src src = { alt_rewind, alt_next, &s };
+	int r, first;
+
+	s.start = start;
+	s.stop = stop;
+	r = sy_poke_apply(&src);
+	if (r != -EFAULT && r != -EBUSY)
+		return r;
+	first = r;
+	for (struct sy_alt_entry *e = start; e < stop;) {
+		struct sy_alt_entry *end = site_end(e, stop);
+
+		s.start = e;
+		s.stop = end;
+		sy_poke_apply(&src);	/* a refusal is reported */
+		e = end;
+	}
+	return first;
+}
+
+static int register_locked(struct sy_alt_entry *start,
+			   struct sy_alt_entry *stop)
+{
+	struct alt_table *t;
+
+	for (t = tables; t; t = t->next)
+		if (t->start == start)
+			return 0;	/* LTO: the same table twice */
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->start = start;
+	t->stop = stop;
+	t->next = tables;
+	tables = t;
+	return alt_apply(start, stop);
+}
+
+static int unregister_locked(struct sy_alt_entry *start)
+{
+	for (struct alt_table **pt = &tables; *pt; pt = &(*pt)->next) {
+		struct alt_table *t = *pt;
+
+		if (t->start != start)
+			continue;
+		*pt = t->next;
+		free(t);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int sy__register_alternatives(struct sy_alt_entry *start,
+			      struct sy_alt_entry *stop)
+{
+	if (!start || stop < start)
+		return -EINVAL;
+	if (start == stop)
+		return 0;
+	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+}
+
+int sy__unregister_alternatives(struct sy_alt_entry *start,
+				struct sy_alt_entry *stop)
+{
+	if (start == stop)
+		return 0;
+	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+}
+
+/*
+ * The library's own alternatives (it is built without the header's glue):
+ * before the library's other constructors (priority 101 runs before the
+ * default ones), after the relocations every constructor may rely on.
+ */
+#ifdef SY_ARCH_HAVE_ALTERNATIVES
+__asm__(".pushsection sy_altinstr, \"aw\"\n\t.popsection");
+extern struct sy_alt_entry __start_sy_altinstr[] SY_HIDDEN;
+extern struct sy_alt_entry __stop_sy_altinstr[] SY_HIDDEN;
+
+__attribute__((constructor(101))) static void alt_self(void)
+{
+	sy__register_alternatives(__start_sy_altinstr, __stop_sy_altinstr);
+}
+#endif
