@@ -134,12 +134,12 @@
 	__extension__({                                                        \
 		unsigned long sy__sv;                                          \
 		__asm__ volatile(SY__ALT_CALL_HEAD                             \
-				 ALTERNATIVE("call " SY__ALT_SYM(old),         \
-					     "call " SY__ALT_SYM(new), feature) \
+				 ALTERNATIVE("call " SY__ALT_SYM(sy_old),         \
+					     "call " SY__ALT_SYM(sy_new), feature) \
 				 "mov %%rbx, %%rsp"                            \
 				 : output, "=&b"(sy__sv)                       \
-				 : [old] SY__ALT_SYM_OPERAND(oldfunc),         \
-				   [new] SY__ALT_SYM_OPERAND(newfunc),         \
+				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),         \
+				   [sy_new] SY__ALT_SYM_OPERAND(newfunc),         \
 				   ##__VA_ARGS__);                             \
 		(void)sy__sv;                                                  \
 	})
@@ -147,14 +147,14 @@
 	__extension__({                                                        \
 		unsigned long sy__sv;                                          \
 		__asm__ volatile(SY__ALT_CALL_HEAD                             \
-				 ALTERNATIVE_2("call " SY__ALT_SYM(old),       \
-					       "call " SY__ALT_SYM(new1), f1,  \
-					       "call " SY__ALT_SYM(new2), f2)  \
+				 ALTERNATIVE_2("call " SY__ALT_SYM(sy_old),       \
+					       "call " SY__ALT_SYM(sy_new1), f1,  \
+					       "call " SY__ALT_SYM(sy_new2), f2)  \
 				 "mov %%rbx, %%rsp"                            \
 				 : output, "=&b"(sy__sv)                       \
-				 : [old] SY__ALT_SYM_OPERAND(oldfunc),         \
-				   [new1] SY__ALT_SYM_OPERAND(newfunc1),       \
-				   [new2] SY__ALT_SYM_OPERAND(newfunc2),       \
+				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),         \
+				   [sy_new1] SY__ALT_SYM_OPERAND(newfunc1),       \
+				   [sy_new2] SY__ALT_SYM_OPERAND(newfunc2),       \
 				   ##__VA_ARGS__);                             \
 		(void)sy__sv;                                                  \
 	})

@@ -246,7 +246,7 @@ static inline bool sy_arch_is_trap(const uint8_t *mem)
 static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 				      bool hidden_jump)
 {
-	static const uint8_t zero[4];
+	static const uint8_t zero[4] = { 0 };
 
 	if (!memcmp(mem + 1, zero, len - 1))
 		return false;
