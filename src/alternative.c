@@ -22,10 +22,11 @@
  * site already holding its new bytes is left alone (the same table twice:
  * LTO, or a library opened again).
  *
- * If the batch is refused, each site is tried alone, so that one bad site
- * (a debugger's breakpoint at start-up) does not keep the others on their
- * old instructions. A site that keeps its old instructions is still
- * correct: they are the baseline (static_cpu_has()'s asks at run time).
+ * A site holding neither (a debugger's breakpoint at start-up) is refused
+ * before the batch, reported once by name, and left out of it, so that it
+ * does not keep the others on their old instructions. A site that keeps
+ * its old instructions is still correct: they are the baseline
+ * (static_cpu_has()'s asks at run time).
  *
  * Everything here runs with the patch lock held.
  */
@@ -51,7 +52,7 @@ static uintptr_t rel_addr(const int32_t *field)
 /* Does record e apply on this CPU? */
 static bool applies(const struct sy_alt_entry *e)
 {
-	bool has = boot_cpu_has(e->feature & 0x7fffu);
+	bool has = boot_cpu_has(e->feature & 0x3fffu);
 
 	return e->feature & 0x8000u ? !has : has;
 }
@@ -125,6 +126,44 @@ struct alt_src {
 	char what[96];
 };
 
+/*
+ * Bit 14 of a site's first record: refused (reported once; the site keeps
+ * its old instructions). The records are writable for this.
+ */
+#define ALT_REFUSED 0x4000u
+
+/* Does the site hold what it was compiled with, or its new bytes already? */
+static bool alt_site_ok(const struct alt_site *s)
+{
+	const uint8_t *p = (const uint8_t *)s->addr;
+
+	return !memcmp(p, s->old, s->len) || !memcmp(p, s->new_, s->len);
+}
+
+/*
+ * Refused before the engine sees it: the other sites still go through
+ * (and this one is reported once, with its bytes and name).
+ */
+__attribute__((cold, noinline)) static void
+alt_refuse(struct sy_alt_entry *e, const struct alt_site *s, const char *what)
+{
+	char want[3 * 32 + 4], found[3 * 32 + 4];
+	size_t n = s->len < 32 ? s->len : 32;
+	bool trap = false;
+
+	e->feature |= ALT_REFUSED;
+	sy_hex(want, sizeof(want), s->old, n);
+	sy_hex(found, sizeof(found), (const uint8_t *)s->addr, n);
+	for (size_t i = 0; i < s->len; i++)
+		trap |= sy_arch_is_trap((const uint8_t *)s->addr + i);
+	sy_report(SWITCHYARD_LOG_ERROR, NULL, s->addr,
+		  "%s: refusing to patch site " SY_REPORT_SITE ": expected "
+		  "[%s%s] as compiled, found [%s%s]%s; the site keeps its old "
+		  "instructions", what, want, n < s->len ? " ..." : "", found,
+		  n < s->len ? " ..." : "",
+		  trap ? " (a trap byte may be a debugger breakpoint)" : "");
+}
+
 /* The records of the site starting at e. */
 static struct sy_alt_entry *site_end(struct sy_alt_entry *e,
 				     struct sy_alt_entry *stop)
@@ -172,14 +211,20 @@ static bool alt_next(void *ctx, struct sy_poke_desc *d)
 			unsigned f;
 
 			s->e = end;
+			if (e->feature & ALT_REFUSED)
+				continue;	/* reported at the first pass */
 			if (alt_compute(e, end, &s->site) ||
 			    !memcmp(s->site.old, s->site.new_, s->site.len))
 				continue;	/* reported, or nothing to do */
 			f = (s->site.chosen ? s->site.chosen : e)->feature;
-			name = switchyard_cpu_feature_name(f & 0x7fffu);
+			name = switchyard_cpu_feature_name(f & 0x3fffu);
 			snprintf(s->what, sizeof(s->what),
 				 "alternative for feature %s%s",
 				 f & 0x8000u ? "!" : "", name ? name : "?");
+			if (!alt_site_ok(&s->site)) {
+				alt_refuse(e, &s->site, s->what);
+				continue;
+			}
 			s->off = 0;
 			s->have = true;
 			break;
@@ -189,28 +234,15 @@ static bool alt_next(void *ctx, struct sy_poke_desc *d)
 	}
 }
 
-/* Sites [start, stop) of one table: the batch, else one site at a time. */
+/* Sites [start, stop) of one table, in one batch (refused sites left out). */
 static int alt_apply(struct sy_alt_entry *start, struct sy_alt_entry *stop)
 {
 	static struct alt_src s;	/* patch lock held; 600 bytes */
 	struct sy_poke_src src = { alt_rewind, alt_next, &s };
-	int r, first;
 
 	s.start = start;
 	s.stop = stop;
-	r = sy_poke_apply(&src);
-	if (r != -EFAULT && r != -EBUSY)
-		return r;
-	first = r;
-	for (struct sy_alt_entry *e = start; e < stop;) {
-		struct sy_alt_entry *end = site_end(e, stop);
-
-		s.start = e;
-		s.stop = end;
-		sy_poke_apply(&src);	/* a refusal is reported */
-		e = end;
-	}
-	return first;
+	return sy_poke_apply(&src);
 }
 
 static int register_locked(struct sy_alt_entry *start,

@@ -331,7 +331,8 @@ struct sy_alt_entry {
 	int32_t site;	/* relative to this field */
 	int32_t repl;	/* relative to this field */
 	int32_t copy;	/* relative to this field */
-	uint16_t feature;	/* bit 15: applies when absent */
+	uint16_t feature;	/* bit 15: applies when absent; bit 14:
+				   refused (alternative.c, at run time) */
 	uint8_t len;		/* the site's, padding included */
 	uint8_t repl_len;
 };

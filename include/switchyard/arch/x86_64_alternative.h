@@ -172,8 +172,8 @@
 #else
 #define static_cpu_has(feature)                                                \
 	__extension__({                                                        \
-		__label__ sy_dyn, sy_no;                                       \
-		int sy__has = 1;                                               \
+		__label__ sy_dyn, sy_no, sy_out;                               \
+		int sy__has;                                                   \
 		__asm__ goto(SY__ALT_2(".byte 0xe9\n\t"                        \
 				       ".long %l[sy_dyn] - . - 4", "",         \
 				       "%c[sy_f]", ".byte 0xe9\n\t"            \
@@ -181,14 +181,14 @@
 			     : : [sy_f] "i"(feature),                          \
 			       [sy_nf] "i"(ALT_NOT(feature))                   \
 			     : : sy_dyn, sy_no);                               \
-		if (0) {                                                       \
-		sy_dyn:                                                        \
-			sy__has = boot_cpu_has(feature);                       \
-		}                                                              \
-		if (0) {                                                       \
-		sy_no:                                                         \
-			sy__has = 0;                                           \
-		}                                                              \
+		sy__has = 1;                                                   \
+		goto sy_out;                                                   \
+	sy_dyn:                                                                \
+		sy__has = boot_cpu_has(feature);                               \
+		goto sy_out;                                                   \
+	sy_no:                                                                 \
+		sy__has = 0;                                                   \
+	sy_out:                                                                \
 		sy__has != 0;                                                  \
 	})
 #endif
