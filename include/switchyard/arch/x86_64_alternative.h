@@ -124,7 +124,10 @@
  * alternative_call*(): one direct call. The stack pointer goes to rbx (an
  * early-clobbered output: a callee keeps it), below the red zone (the
  * enclosing function may keep data there: no -mno-red-zone in user space)
- * and is aligned to 16, as the ABI wants at a call.
+ * and is aligned to 16, as the ABI wants at a call. The frame-address
+ * input forces an rbp frame in the enclosing function, so that its CFA
+ * stays rbp-based across the moved stack pointer and unwinding from the
+ * callee works (as at static call sites).
  */
 #define SY__ALT_CALL_HEAD                                                      \
 	"mov %%rsp, %%rbx\n\t"                                                 \
@@ -138,8 +141,9 @@
 					     "call " SY__ALT_SYM(sy_new), feature) \
 				 "mov %%rbx, %%rsp"                            \
 				 : output, "=&b"(sy__sv)                       \
-				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),         \
-				   [sy_new] SY__ALT_SYM_OPERAND(newfunc),         \
+				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),      \
+				   [sy_new] SY__ALT_SYM_OPERAND(newfunc),      \
+				   "r"(__builtin_frame_address(0)),            \
 				   ##__VA_ARGS__);                             \
 		(void)sy__sv;                                                  \
 	})
@@ -152,9 +156,10 @@
 					       "call " SY__ALT_SYM(sy_new2), f2)  \
 				 "mov %%rbx, %%rsp"                            \
 				 : output, "=&b"(sy__sv)                       \
-				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),         \
-				   [sy_new1] SY__ALT_SYM_OPERAND(newfunc1),       \
-				   [sy_new2] SY__ALT_SYM_OPERAND(newfunc2),       \
+				 : [sy_old] SY__ALT_SYM_OPERAND(oldfunc),      \
+				   [sy_new1] SY__ALT_SYM_OPERAND(newfunc1),    \
+				   [sy_new2] SY__ALT_SYM_OPERAND(newfunc2),    \
+				   "r"(__builtin_frame_address(0)),            \
 				   ##__VA_ARGS__);                             \
 		(void)sy__sv;                                                  \
 	})
