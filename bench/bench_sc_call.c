@@ -23,7 +23,8 @@
  * sets: "anatomy" and "parked path" take the site and the detour apart
  * (emulated in this file: see below); "kinds" measures the inline native
  * and the callee-save sites; "layout" moves the direct and the static call
- * loops within their cache line.
+ * loops within their cache line; "alternatives" compares the ways to call
+ * a function chosen once by CPU feature.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
  * (bench/run_static_calls.sh does) and every site is parked: that process
@@ -150,6 +151,45 @@ SC_LOOPFN static long k_inline(long x, long n)
 		x = x * 3 + 1;
 		__asm__("" : "+r"(x));	/* no closed form */
 	}
+	return x;
+}
+
+/* ---- alternatives: a function chosen once by CPU feature ---------------
+ * (SSE2: present on every x86-64 CPU, so each picks sc_tgt_a) */
+
+/* the kernel's form: one patched direct call (stack stepped as above) */
+SC_LOOPFN static long a_altcall(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		alternative_call(sc_tgt_b, sc_tgt_a, X86_FEATURE_XMM2, "=a"(x),
+				 "D"(x) : "rcx", "rdx", "rsi", "r8", "r9",
+				 "r10", "r11", "memory", "cc");
+	return x;
+}
+
+/* the C form: static_cpu_has() (a patched NOP5) around direct calls */
+SC_LOOPFN static long a_cpuhas(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = switchyard_alternative_call(sc_tgt_b, X86_FEATURE_XMM2,
+						sc_tgt_a, x);
+	return x;
+}
+
+/* what users write instead: ask each time, or test a flag set once */
+SC_LOOPFN static long a_ask(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = boot_cpu_has(X86_FEATURE_XMM2) ? sc_tgt_a(x) : sc_tgt_b(x);
+	return x;
+}
+
+static volatile int a_has_sse2;	/* volatile: the load stays in the loop */
+
+SC_LOOPFN static long a_flag(long x, long n)
+{
+	for (long i = 0; i < n; i++)
+		x = a_has_sse2 ? sc_tgt_a(x) : sc_tgt_b(x);
 	return x;
 }
 
@@ -397,6 +437,17 @@ static const struct variant parked[] = {
 					in the SWITCHYARD_STATIC_CALL=detour process */
 	V(c_calib, "(4 dependent adds: 4 cycles)"),
 };
+static const struct variant alts[] = {
+	V(c_direct, "direct call"),
+	V(a_altcall, "alternative_call() (patched direct call)"),
+	V(a_cpuhas, "switchyard_alternative_call() (NOP5 + call)"),
+	V(a_flag, "flag set at start-up, tested each call"),
+	V(a_ask, "boot_cpu_has() each call"),
+	V(c_pointer, "function pointer set at start-up"),
+	V(c_ifunc, "GNU ifunc in a shared library"),
+	V(c_calib, "(4 dependent adds: 4 cycles)"),
+};
+#define NALT (int)(sizeof(alts) / sizeof(alts[0]))
 #define NCHAIN (int)(sizeof(chain) / sizeof(chain[0]))
 #define NANAT (int)(sizeof(anatomy) / sizeof(anatomy[0]))
 #define NPARK (int)(sizeof(parked) / sizeof(parked[0]))
@@ -580,6 +631,9 @@ int main(int argc, char **argv)
 	double *sp = calloc((size_t)(NPARK * rounds), sizeof(double));
 	double *sk = calloc((size_t)(NKIND * rounds), sizeof(double));
 	double *sl = calloc((size_t)(NLAYOUT * rounds), sizeof(double));
+	double *sx = calloc((size_t)(NALT * rounds), sizeof(double));
+
+	a_has_sse2 = boot_cpu_has(X86_FEATURE_XMM2);
 
 	printf("SWITCHYARD_STATIC_CALL=%s; target_clones %s\n",
 	       getenv("SWITCHYARD_STATIC_CALL") ? getenv("SWITCHYARD_STATIC_CALL")
@@ -594,6 +648,7 @@ int main(int argc, char **argv)
 	interleave(parked, NPARK, rounds, n, sp);
 	interleave(kinds, NKIND, rounds, n, sk);
 	interleave(layout, NLAYOUT, rounds, n, sl);
+	interleave(alts, NALT, rounds, n, sx);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
@@ -618,6 +673,8 @@ int main(int argc, char **argv)
 	       &first);
 	printf("\n");
 	report("kinds, x = f(x)", kinds, NKIND, rounds, sk, json, &first);
+	printf("\n");
+	report("alternatives, x = f(x)", alts, NALT, rounds, sx, json, &first);
 	printf("\n");
 	report("layout, x = f(x)", layout, NLAYOUT, rounds, sl, json, &first);
 	{
@@ -650,5 +707,6 @@ int main(int argc, char **argv)
 	free(sp);
 	free(sk);
 	free(sl);
+	free(sx);
 	return 0;
 }
