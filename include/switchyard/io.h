@@ -31,8 +31,9 @@
  *    that must order the copy against a later doorbell write, or that maps
  *    the device write-combining, adds its own fence.
  * The normal-memory side (src of a copy to the device, dst of a copy from
- * it) is ordinary memory: it may be unaligned and is accessed with
- * whatever the compiler chooses, each byte read or written once.
+ * it) is ordinary memory: it may be unaligned, and no promise is made
+ * about the width or number of its accesses (the compiler chooses them;
+ * ordinary memory has no side effects to count).
  *
  * n == 0: nothing is accessed, and neither pointer is dereferenced (they
  * may be NULL). The two buffers must not overlap (the behaviour is
