@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * switchyard.h - the umbrella header: run-time code patching for ordinary
- * Linux programs: static keys, static calls, introspection, CPU features.
+ * Linux programs: static keys, static calls, introspection, CPU features,
+ * run-time constants, device copies.
  */
 #ifndef SWITCHYARD_H
 #define SWITCHYARD_H
@@ -13,5 +14,6 @@
 #include <switchyard/cpufeature.h>
 #include <switchyard/runtime_const.h>
 #include <switchyard/alternative.h>
+#include <switchyard/io.h>
 
 #endif /* SWITCHYARD_H */

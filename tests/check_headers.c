@@ -93,6 +93,7 @@ int hc_branches(void);
 int hc_changes(void);
 int hc_library(void);
 int hc_static_calls(void);
+int hc_io(volatile unsigned int *regs, unsigned char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
@@ -228,4 +229,13 @@ int hc_static_calls(void)
 	r += __static_call_update(&STATIC_CALL_KEY(hc_sc),
 				  (void (*)(void))hc_sc_int);
 	return r;
+}
+
+/* io.h: a register file as drivers declare it, and a byte buffer. */
+int hc_io(volatile unsigned int *regs, unsigned char *buf, size_t n)
+{
+	switchyard_memcpy_toio(regs, buf, n);
+	switchyard_memcpy_fromio(buf, regs, n);
+	return switchyard_memcpy_toio_width(regs, buf, n, 4) +
+	       switchyard_memcpy_fromio_width(buf, regs, n, 4);
 }
