@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * switchyard.h - the umbrella header: run-time code patching for ordinary
- * Linux programs: static keys, static calls, introspection, CPU features.
+ * Linux programs: static keys, static calls, introspection, CPU features,
+ * run-time constants, the copy routine.
  */
 #ifndef SWITCHYARD_H
 #define SWITCHYARD_H
@@ -12,5 +13,6 @@
 #include <switchyard/introspect.h>
 #include <switchyard/cpufeature.h>
 #include <switchyard/runtime_const.h>
+#include <switchyard/memcpy.h>
 
 #endif /* SWITCHYARD_H */
