@@ -4,6 +4,8 @@
  * compiles as C++ and every call of <switchyard/memcpy.h> works from it
  * (sizes 0..1024 x a few alignments through the dispatcher and each
  * strategy this CPU has; the thresholds; the calibration file's path).
+ * Also run under qemu-x86_64 -cpu Nehalem where qemu is installed: a CPU
+ * without AVX, where an AVX instruction would raise SIGILL.
  */
 #include <cerrno>
 #include <cstdint>
@@ -53,6 +55,13 @@ int main()
 	CHECK_EQ(switchyard_memcpy_get_thresholds(&t), 0);
 	CHECK(t.short_max <= SWITCHYARD_MEMCPY_SHORT_LIMIT);
 	CHECK_EQ(t.source, SWITCHYARD_MEMCPY_FROM_DEFAULT);
+#ifdef __x86_64__
+	/* under qemu -cpu Nehalem (tests/memcpy/CMakeLists.txt): no AVX at
+	 * all, and switchyard_memcpy (compiled for AVX2) leaves for the
+	 * SSE2 dispatcher before its first AVX instruction */
+	if (!boot_cpu_has(X86_FEATURE_AVX2))
+		CHECK_EQ(t.loop, SWITCHYARD_MEMCPY_SSE2);
+#endif
 	CHECK_EQ(switchyard_memcpy_config_path(path, sizeof(path)), 0);
 	CHECK(std::strstr(path, "/switchyard/memcpy-") != nullptr);
 	CHECK_EQ(switchyard_memcpy_config_path(path, 4), -ENAMETOOLONG);

@@ -39,75 +39,126 @@ typedef uint32_t u32_una __attribute__((may_alias, aligned(1)));
 #define LD16(p) _mm_loadu_si128((const __m128i *)(p))
 #define ST16(p, v) _mm_storeu_si128((__m128i *)(p), (v))
 
-/* 16-byte moves at offset o from the start, and from the end */
-#define HEAD16(o) ST16(d + (o), LD16(s + (o)))
-#define TAIL16(o) ST16(d + n - (o) - 16, LD16(s + n - (o) - 16))
-/* written out: gcc keeps a loop over a constant count of 4 or 8 */
-#define HT16_2 HEAD16(0); HEAD16(16); TAIL16(16); TAIL16(0)
-#define HT16_4                                                                \
-	HEAD16(0); HEAD16(16); HEAD16(32); HEAD16(48);                        \
-	TAIL16(48); TAIL16(32); TAIL16(16); TAIL16(0)
-#define HT16_8                                                                \
-	HEAD16(0); HEAD16(16); HEAD16(32); HEAD16(48);                        \
-	HEAD16(64); HEAD16(80); HEAD16(96); HEAD16(112);                      \
-	TAIL16(112); TAIL16(96); TAIL16(80); TAIL16(64);                      \
-	TAIL16(48); TAIL16(32); TAIL16(16); TAIL16(0)
+#define LD32(p) _mm256_loadu_si256((const __m256i *)(p))
+#define ST32(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
 
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* 0..32 bytes: general registers and one pair of 16-byte moves */
 static inline __attribute__((always_inline)) void *
-short_moves(void *dst, const void *src, size_t n)
+small_moves(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 
-	if (n <= 16) {
-		if (n >= 8) {
-			uint64_t a = *(const u64_una *)s;
-			uint64_t b = *(const u64_una *)(s + n - 8);
-
-			*(u64_una *)d = a;
-			*(u64_una *)(d + n - 8) = b;
-		} else if (n >= 4) {
-			uint32_t a = *(const u32_una *)s;
-			uint32_t b = *(const u32_una *)(s + n - 4);
-
-			*(u32_una *)d = a;
-			*(u32_una *)(d + n - 4) = b;
-		} else if (n) {
-			/* 1, 2, 3: bytes 0, n/2 and n-1 cover them all */
-			unsigned char a = s[0], b = s[n >> 1], c = s[n - 1];
-
-			d[0] = a;
-			d[n >> 1] = b;
-			d[n - 1] = c;
-		}
-		return dst;
-	}
-	if (n <= 32) {
+	if (n > 16) {
 		__m128i a = LD16(s), b = LD16(s + n - 16);
 
 		ST16(d, a);
 		ST16(d + n - 16, b);
-	} else if (n <= 64) {
-		HT16_2;
-	} else if (n <= 128) {
-		HT16_4;
-	} else {
-		HT16_8;
+	} else if (n >= 8) {
+		uint64_t a = *(const u64_una *)s;
+		uint64_t b = *(const u64_una *)(s + n - 8);
+
+		*(u64_una *)d = a;
+		*(u64_una *)(d + n - 8) = b;
+	} else if (n >= 4) {
+		uint32_t a = *(const u32_una *)s;
+		uint32_t b = *(const u32_una *)(s + n - 4);
+
+		*(u32_una *)d = a;
+		*(u32_una *)(d + n - 4) = b;
+	} else if (n) {
+		/* 1, 2, 3: bytes 0, n/2 and n-1 cover them all */
+		unsigned char a = s[0], b = s[n >> 1], c = s[n - 1];
+
+		d[0] = a;
+		d[n >> 1] = b;
+		d[n - 1] = c;
 	}
 	return dst;
 }
 
-/* the strategy alone: short moves up to the limit, the loop beyond */
-static void *mc_short(void *dst, const void *src, size_t n);
+/*
+ * 33..256 bytes: K vectors of V bytes from the start and K from the end,
+ * every load before the first store. Not for correctness (the buffers do
+ * not overlap) but for speed: a load issued after a store whose address
+ * matches it in the low 12 bits waits for the store (4K aliasing), and
+ * at some distances between source and destination one of the end loads
+ * always would.
+ */
+#define MOVES_K(T, LD, ST, V, K)                                              \
+	do {                                                                  \
+		T v_[2 * (K)];                                                \
+                                                                              \
+		_Pragma("GCC unroll 8")                                       \
+		for (int i_ = 0; i_ < (K); i_++) {                            \
+			v_[i_] = LD(s + (V) * i_);                            \
+			v_[(K) + i_] = LD(s + n - (V) * ((K) - i_));          \
+		}                                                             \
+		_Pragma("GCC unroll 8")                                       \
+		for (int i_ = 0; i_ < (K); i_++) {                            \
+			ST(d + (V) * i_, v_[i_]);                             \
+			ST(d + n - (V) * ((K) - i_), v_[(K) + i_]);           \
+		}                                                             \
+	} while (0)
+
+/* 33..256 with 16-byte vectors: 2+2 to 64, 4+4 to 128, 8+8 to 256 */
+static inline __attribute__((always_inline)) void *
+mid_sse2(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (n <= 64)
+		MOVES_K(__m128i, LD16, ST16, 16, 2);
+	else if (n <= 128)
+		MOVES_K(__m128i, LD16, ST16, 16, 4);
+	else
+		MOVES_K(__m128i, LD16, ST16, 16, 8);
+	return dst;
+}
+
+/* 0..256 with 32-byte vectors above 32 (inlined where AVX2 is allowed) */
+static inline __attribute__((always_inline, target("avx2"))) void *
+short_avx2(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (likely(n <= 32))
+		return small_moves(dst, src, n);
+	if (n <= 64)
+		MOVES_K(__m256i, LD32, ST32, 32, 1);
+	else if (n <= 128)
+		MOVES_K(__m256i, LD32, ST32, 32, 2);
+	else
+		MOVES_K(__m256i, LD32, ST32, 32, 4);
+	/* no _mm256_zeroupper() here: the compiler puts one before every
+	 * return and tail call of a function that used the upper halves
+	 * (gcc and clang; test_memcpy_vzeroupper checks the code), and a
+	 * second one costs a cycle */
+	return dst;
+}
+
+static inline __attribute__((always_inline)) void *
+short_sse2(void *dst, const void *src, size_t n)
+{
+	if (likely(n <= 32))
+		return small_moves(dst, src, n);
+	return mid_sse2(dst, src, n);
+}
 
 /*
  * One vector loop per width. VEC bytes per vector; LOADU, STOREU, STOREA
- * (aligned); END: what the function must do before it returns (vzeroupper
- * after 256- and 512-bit registers: a dirty upper state slows the SSE code
- * that follows, SDM vol. 1 14.x / optimisation manual "mixing AVX and
- * SSE").
+ * (aligned); SHORT: the short moves for n below two vectors; END: what
+ * the function must do before it returns. Not vzeroupper after 256- and
+ * 512-bit registers (a dirty upper state slows the SSE code that
+ * follows, Intel's optimisation manual, "mixing AVX and SSE"): the
+ * compiler inserts it (see short_avx2()).
  */
-#define VECTOR_LOOP(name, attr, VEC, T, LOADU, STOREU, STOREA, END)           \
+#define VECTOR_LOOP(name, attr, VEC, T, LOADU, STOREU, STOREA, SHORT, END)    \
 	static attr void *name(void *dst, const void *src, size_t n)          \
 	{                                                                     \
 		unsigned char *d = dst, *p, *end;                             \
@@ -116,7 +167,7 @@ static void *mc_short(void *dst, const void *src, size_t n);
 		size_t skip;                                                  \
                                                                               \
 		if (n < 2 * VEC)                                              \
-			return short_moves(dst, src, n);                      \
+			return SHORT(dst, src, n);                            \
 		head = LOADU(s);                                              \
 		tail = LOADU(s + n - VEC);                                    \
 		/* the tail vector's place; aligned stores stop before it */  \
@@ -147,22 +198,22 @@ static void *mc_short(void *dst, const void *src, size_t n);
 	}
 
 #define ST16A(p, v) _mm_store_si128((__m128i *)(p), (v))
-VECTOR_LOOP(mc_sse2, , 16, __m128i, LD16, ST16, ST16A, (void)0)
+VECTOR_LOOP(mc_sse2, __attribute__((noinline)), 16, __m128i, LD16, ST16,
+	    ST16A, small_moves, (void)0)
 
-#define LD32(p) _mm256_loadu_si256((const __m256i *)(p))
-#define ST32(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
 #define ST32A(p, v) _mm256_store_si256((__m256i *)(p), (v))
-VECTOR_LOOP(mc_avx2, __attribute__((target("avx2"))), 32, __m256i, LD32,
-	    ST32, ST32A, _mm256_zeroupper())
+VECTOR_LOOP(mc_avx2, __attribute__((noinline, target("avx2"))), 32, __m256i,
+	    LD32, ST32, ST32A, short_avx2, (void)0)
 
 #define LD64(p) _mm512_loadu_si512((const void *)(p))
 #define ST64(p, v) _mm512_storeu_si512((void *)(p), (v))
 #define ST64A(p, v) _mm512_store_si512((void *)(p), (v))
-VECTOR_LOOP(mc_avx512, __attribute__((target("avx512f"))), 64, __m512i, LD64,
-	    ST64, ST64A, _mm256_zeroupper())
+VECTOR_LOOP(mc_avx512, __attribute__((noinline, target("avx2,avx512f"))), 64,
+	    __m512i, LD64, ST64, ST64A, short_avx2, (void)0)
 
-static inline __attribute__((always_inline)) void *
-rep_movsb(void *dst, const void *src, size_t n)
+/* out of line: the dispatcher keeps its registers (rdi) for the rest */
+static __attribute__((noinline)) void *
+mc_rep_movsb(void *dst, const void *src, size_t n)
 {
 	void *d = dst;
 
@@ -173,73 +224,105 @@ rep_movsb(void *dst, const void *src, size_t n)
 	return dst;
 }
 
-static void *mc_short(void *dst, const void *src, size_t n)
-{
-	if (n <= SWITCHYARD_MEMCPY_SHORT_LIMIT)
-		return short_moves(dst, src, n);
-	return mc_sse2(dst, src, n);
-}
-
-static void *mc_rep_movsb(void *dst, const void *src, size_t n)
-{
-	return rep_movsb(dst, src, n);
-}
-
 /*
- * The vector loop's flavour: the ONE place where it is chosen (the loop
- * that alternative_call() will pick once it exists; until then a
- * run-time constant that the dispatcher branches on, chosen here once).
+ * The flavour: the vector width of the loop and of the short moves above
+ * 32 bytes. The ONE place where it is chosen; alternative_call() will
+ * take this choice over once it exists. Until then it is a run-time
+ * constant (mc_flavour) that the dispatcher tests on entry.
  *
- * AVX2 where the CPU has it, AVX-512 included: on the Xeon measured
- * (Intel family 6 model 207, doc/BENCHMARKS.md "[7/10] The copy routine")
- * the 64-byte loop was not faster than the 32-byte one at any size up to
- * rep movsb's threshold, and 512-bit registers can lower the clock of
- * older Xeons (Skylake-SP) for everything that runs after.
+ * AVX-512 (64-byte loop, 32-byte short moves) only on the CPUs where it
+ * was measured to be faster than AVX2: Intel family 6 model 207 (Xeon,
+ * Emerald Rapids), doc/BENCHMARKS.md "[7/10] The copy routine": the
+ * 64-byte loop took 40-50% less time than the 32-byte one from 136 to
+ * 2,000 bytes. Not on older Xeons without a measurement: on Skylake-SP
+ * 512-bit instructions lower the clock of the core for everything that
+ * runs after them (why glibc avoids them there). AVX2 wherever the CPU
+ * has it; SSE2 (every x86-64) otherwise.
  */
 enum switchyard_memcpy_strategy sy_arch_mc_loop(void)
 {
-	return boot_cpu_has(X86_FEATURE_AVX2) ? SWITCHYARD_MEMCPY_AVX2
-					      : SWITCHYARD_MEMCPY_SSE2;
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+
+	if (boot_cpu_has(X86_FEATURE_AVX512F) &&
+	    boot_cpu_has(X86_FEATURE_AVX2) &&
+	    !strcmp(cpu->vendor, "GenuineIntel") && cpu->family == 6 &&
+	    cpu->model == 207)
+		return SWITCHYARD_MEMCPY_AVX512;
+	if (boot_cpu_has(X86_FEATURE_AVX2))
+		return SWITCHYARD_MEMCPY_AVX2;
+	return SWITCHYARD_MEMCPY_SSE2;
 }
 
-static void *mc_loop(void *dst, const void *src, size_t n)
+/*
+ * The dispatcher, twice: for SSE2 only, and with AVX2 (the exported
+ * function: this CPU's fast path is its straight line). n above 4 GiB
+ * compares with the 32-bit rep_min as the size it is: it takes rep movsb
+ * (correct on any x86-64) even when rep_min is UINT32_MAX.
+ */
+static __attribute__((noinline)) void *
+dispatch_sse2(void *dst, const void *src, size_t n)
 {
-	uint32_t f = runtime_const_u32(mc_flavour);
-
-	if (f == SWITCHYARD_MEMCPY_AVX2)
-		return mc_avx2(dst, src, n);
-	if (f == SWITCHYARD_MEMCPY_AVX512)
-		return mc_avx512(dst, src, n);
+	if (likely(n <= runtime_const_u32(mc_short_max)))
+		return short_sse2(dst, src, n);
+	if (n >= runtime_const_u32(mc_rep_min))
+		return mc_rep_movsb(dst, src, n);
 	return mc_sse2(dst, src, n);
 }
 
 /*
- * The dispatcher. n above 4 GiB compares with the 32-bit rep_min as the
- * size it is: it takes rep movsb (correct on any x86-64) even when
- * rep_min is UINT32_MAX.
+ * Compiled for AVX2, and entered on every x86-64: the flavour test comes
+ * first and leaves for dispatch_sse2() where AVX2 is not allowed, before
+ * any other instruction (the asm keeps the compiler from hoisting loads,
+ * the only vector instructions it could move, above the test).
  */
-void *switchyard_memcpy(void *dst, const void *src, size_t n)
+__attribute__((target("avx2"))) void *
+switchyard_memcpy(void *dst, const void *src, size_t n)
 {
-	if (n <= runtime_const_u32(mc_short_max))
-		return short_moves(dst, src, n);
+	uint32_t f = runtime_const_u32(mc_flavour);
+
+	if (unlikely(f == SWITCHYARD_MEMCPY_SSE2))
+		return dispatch_sse2(dst, src, n);
+	__asm__ volatile("" ::: "memory");
+	if (likely(n <= runtime_const_u32(mc_short_max)))
+		return short_avx2(dst, src, n);
 	if (n >= runtime_const_u32(mc_rep_min))
-		return rep_movsb(dst, src, n);
-	return mc_loop(dst, src, n);
+		return mc_rep_movsb(dst, src, n);
+	if (f == SWITCHYARD_MEMCPY_AVX512)
+		return mc_avx512(dst, src, n);
+	return mc_avx2(dst, src, n);
+}
+
+/* the strategies alone: short moves up to their limit, the loop beyond */
+static __attribute__((target("avx2"))) void *
+mc_short_avx2(void *dst, const void *src, size_t n)
+{
+	if (n <= SWITCHYARD_MEMCPY_SHORT_LIMIT)
+		return short_avx2(dst, src, n);
+	return mc_avx2(dst, src, n);
+}
+
+static void *mc_short_sse2(void *dst, const void *src, size_t n)
+{
+	if (n <= SWITCHYARD_MEMCPY_SHORT_LIMIT)
+		return short_sse2(dst, src, n);
+	return mc_sse2(dst, src, n);
 }
 
 switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which)
 {
 	switch (which) {
 	case SWITCHYARD_MEMCPY_SHORT:
-		return mc_short;
+		return sy_mc_config()->loop == SWITCHYARD_MEMCPY_SSE2 ?
+			       mc_short_sse2 : mc_short_avx2;
 	case SWITCHYARD_MEMCPY_LOOP:
-		return mc_loop;
+		return sy_arch_mc_fn(sy_mc_config()->loop);
 	case SWITCHYARD_MEMCPY_SSE2:
 		return mc_sse2;
 	case SWITCHYARD_MEMCPY_AVX2:
 		return boot_cpu_has(X86_FEATURE_AVX2) ? mc_avx2 : NULL;
 	case SWITCHYARD_MEMCPY_AVX512:
-		return boot_cpu_has(X86_FEATURE_AVX512F) ? mc_avx512 : NULL;
+		return boot_cpu_has(X86_FEATURE_AVX512F) &&
+		       boot_cpu_has(X86_FEATURE_AVX2) ? mc_avx512 : NULL;
 	case SWITCHYARD_MEMCPY_REP_MOVSB:
 		return boot_cpu_has(X86_FEATURE_ERMS) ? mc_rep_movsb : NULL;
 	default:
