@@ -17,44 +17,53 @@
 #include "memcpy_impl.h"
 
 /*
- * Defaults per CPU, from measurements (switchyard_calibrate(), the
- * minimum-loss thresholds over the four conditions; the break-evens with
- * their intervals are in doc/BENCHMARKS.md "[7/10] The copy routine").
- * The first entry that matches wins; model 0 matches any model.
+ * Defaults per CPU and flavour (the loop's vector width), from
+ * measurements: switchyard_calibrate() (full), the minimum-loss
+ * thresholds over the four conditions, three runs each; the break-evens
+ * with their intervals are in doc/BENCHMARKS.md "[7/10] The copy
+ * routine". The first entry that matches wins. A CPU that matches none
+ * gets generic_default() below: glibc's rule, not a measurement.
  */
-/* replaced by the measured values below once measured */
-#define MC_INTEL6_SHORT 128
-#define MC_INTEL6_REP 2048
-
 static const struct mc_default {
 	const char *vendor;
-	unsigned family, model;
+	unsigned family, model;			/* model 0: any */
+	enum switchyard_memcpy_strategy loop;	/* the flavour it is for */
 	uint32_t short_max, rep_min;
 } defaults[] = {
 	/*
-	 * Intel Xeon (family 6 model 207, Emerald Rapids; ERMS, FSRM,
-	 * AVX2, AVX-512), 2-vCPU KVM guest, measured 2026-11-23 with
-	 * switchyard_calibrate() (full): see MC_INTEL6_* below for the
-	 * break-evens and their 95% intervals.
+	 * Intel Xeon, family 6 model 207 (Emerald Rapids; ERMS, FSRM, AVX2,
+	 * AVX-512), a 2-vCPU KVM guest, 2026-11-23, gcc 12 build:
+	 *  - AVX-512 loop (this CPU's flavour): chosen short_max 128, 256,
+	 *    128 and rep_min 12288, 16384, 16384 in three runs; the loop
+	 *    stays faster than rep movsb up to 12288 bytes in every
+	 *    condition (break-even 12288..16384), so rep movsb never runs
+	 *    below 12 KiB.
+	 *  - AVX2 loop (SWITCHYARD_CPU_MASK=avx512f): short_max 256 and
+	 *    rep_min 2560 in all three runs (break-even 2560..3072 in every
+	 *    condition).
+	 * The short moves beat the loop up to 256 in every run and condition
+	 * but misaligned-fixed (160..256): hence 256.
 	 */
-	{ "GenuineIntel", 6, 0, MC_INTEL6_SHORT, MC_INTEL6_REP },
+	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX512, 256, 12288 },
+	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX2, 256, 2560 },
 	/*
 	 * AMD (family 0x17 Zen 1/2, 0x19 Zen 3/4): NOT MEASURED (no AMD
-	 * machine was at hand). Provisional: the short moves' limit measured
-	 * on Intel (it depends on our code more than on the core), and
-	 * glibc 2.36's rep movsb threshold on an EPYC with ERMS and FSRM
-	 * (x86_rep_movsb_threshold = 2112, ld.so --list-diagnostics) as the
-	 * stated basis for rep_min. To be replaced by a calibration on an
-	 * AMD machine.
+	 * machine was at hand). Provisional: short_max from the Intel
+	 * measurement (the short moves against our own loop: it depends on
+	 * our code more than on the core), and glibc 2.36's rep movsb
+	 * threshold on an EPYC with ERMS and FSRM (x86_rep_movsb_threshold
+	 * = 2112, ld.so --list-diagnostics) as the stated basis for
+	 * rep_min. To be replaced by a calibration on an AMD machine.
 	 */
-	{ "AuthenticAMD", 0x17, 0, MC_INTEL6_SHORT, 2112 },
-	{ "AuthenticAMD", 0x19, 0, MC_INTEL6_SHORT, 2112 },
+	{ "AuthenticAMD", 0x17, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
+	{ "AuthenticAMD", 0x19, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
 };
 
 /*
  * Any other CPU: glibc 2.36's rule as the stated basis (not a
  * measurement of ours): rep movsb from 2048 bytes per 16 bytes of vector
  * (2048 with SSE2, 4096 with AVX2), 2112 with FSRM; short moves to 64.
+ * (SWITCHYARD_MEMCPY_STRATEGIES in the table: any flavour.)
  */
 static void generic_default(struct sy_mc_config *c)
 {
@@ -77,7 +86,8 @@ static void choose_default(struct sy_mc_config *c)
 		const struct mc_default *d = &defaults[i];
 
 		if (strcmp(d->vendor, cpu->vendor) || d->family != cpu->family ||
-		    (d->model && d->model != cpu->model))
+		    (d->model && d->model != cpu->model) ||
+		    (d->loop != SWITCHYARD_MEMCPY_STRATEGIES && d->loop != c->loop))
 			continue;
 		c->short_max = d->short_max;
 		c->rep_min = d->rep_min;

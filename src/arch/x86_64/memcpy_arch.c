@@ -137,7 +137,7 @@ short_avx2(void *dst, const void *src, size_t n)
 		MOVES_K(__m256i, LD32, ST32, 32, 4);
 	/* no _mm256_zeroupper() here: the compiler puts one before every
 	 * return and tail call of a function that used the upper halves
-	 * (gcc and clang; test_memcpy_vzeroupper checks the code), and a
+	 * (gcc 12 and clang 14 do, as their output for this file shows), and a
 	 * second one costs a cycle */
 	return dst;
 }
