@@ -19,7 +19,7 @@
 /*
  * Defaults per CPU and flavour (the loop's vector width), from
  * measurements: switchyard_calibrate() (full), the minimum-loss
- * thresholds over the four conditions, three runs each; the break-evens
+ * thresholds over the four conditions, four runs each; the break-evens
  * with their intervals are in doc/BENCHMARKS.md "[7/10] The copy
  * routine". The first entry that matches wins. A CPU that matches none
  * gets generic_default() below: glibc's rule, not a measurement.
@@ -34,14 +34,15 @@ static const struct mc_default {
 	 * Intel Xeon, family 6 model 207 (Emerald Rapids; ERMS, FSRM, AVX2,
 	 * AVX-512), a 2-vCPU KVM guest, 2026-11-23, gcc 12 build:
 	 *  - AVX-512 loop (this CPU's flavour): chosen short_max 256, 128,
-	 *    128 and rep_min 12288, 16384, 16384 in three runs (below 128
+	 *    128, 256 and rep_min 12288, 16384, 16384, 16384 in four runs
+	 *    under varying load from other processes (below 128
 	 *    the loop is the short moves: the same code); the 64-byte loop
 	 *    stays faster than rep movsb up to 12288 bytes in every
 	 *    condition (break-even 12288..16384), so rep movsb never runs
 	 *    below 12 KiB. bench_memcpy agrees: at 200 bytes the loop took
 	 *    5.0 ns, the short moves 5.9.
 	 *  - AVX2 loop (SWITCHYARD_CPU_MASK=avx512f): short_max 256 and
-	 *    rep_min 2560 in all three runs (break-even 2560..3072 in every
+	 *    rep_min 2560 in all four runs (break-even 2560..3072 in every
 	 *    condition); the 32-byte loop never beat the short moves.
 	 */
 	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX512, 128, 12288 },
