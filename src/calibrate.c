@@ -232,7 +232,8 @@ static double loss(const struct cal *c, uint32_t short_max, uint32_t rep_min)
 	return n ? sum / n : 1;
 }
 
-static void choose(const struct cal *c, struct switchyard_memcpy_calibration *out)
+static void choose(const struct cal *c,
+		   struct switchyard_memcpy_calibration *out)
 {
 	double best = INFINITY;
 
@@ -347,7 +348,18 @@ static int save(const struct switchyard_memcpy_calibration *out)
 	return r;
 }
 
-/* ---- the calibration ------------------------------------------------------ */
+/* ---- the calibration ---------------------------------------------------- */
+
+/* QUICK: grid point i, not measured, takes the one below's results */
+static void copy_point(struct cal *c, unsigned i)
+{
+	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
+		memcpy(c->med[cond][i], c->med[cond][i - 1],
+		       sizeof(c->med[cond][i]));
+		c->z_sl[cond][i] = c->z_sl[cond][i - 1];
+		c->z_lr[cond][i] = c->z_lr[cond][i - 1];
+	}
+}
 
 int switchyard_calibrate(unsigned flags,
 			 struct switchyard_memcpy_calibration *out)
@@ -364,7 +376,7 @@ int switchyard_calibrate(unsigned flags,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->rounds = quick ? 31 : 301;
+	c->rounds = quick ? 31 : 601;
 	c->batch_ns = quick ? 8000 : 20000;
 	c->fn[S_SHORT] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_SHORT);
 	c->fn[S_LOOP] = sy_arch_mc_fn(loop);
@@ -398,13 +410,7 @@ int switchyard_calibrate(unsigned flags,
 	if (quick)	/* the skipped points: as their neighbour below */
 		for (unsigned i = 1; i < NGRID; i++)
 			if ((i % 2) && grid[i] > 64)
-				for (int cond = 0;
-				     cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
-					memcpy(c->med[cond][i], c->med[cond][i - 1],
-					       sizeof(c->med[cond][i]));
-					c->z_sl[cond][i] = c->z_sl[cond][i - 1];
-					c->z_lr[cond][i] = c->z_lr[cond][i - 1];
-				}
+				copy_point(c, i);
 	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
 		out->short_loop[cond] = breakeven(c, cond, S_SHORT, S_LOOP,
 						  c->z_sl[cond]);

@@ -42,8 +42,9 @@ static const struct mc_default {
 	 *    below 12 KiB. bench_memcpy agrees: at 200 bytes the loop took
 	 *    5.0 ns, the short moves 5.9.
 	 *  - AVX2 loop (SWITCHYARD_CPU_MASK=avx512f): short_max 256 and
-	 *    rep_min 2560 in all four runs (break-even 2560..3072 in every
-	 *    condition); the 32-byte loop never beat the short moves.
+	 *    rep_min 2560 in all four runs (break-even 2048..3072 in every
+	 *    condition); the 32-byte loop never significantly beat the
+	 *    short moves.
 	 */
 	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX512, 128, 12288 },
 	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX2, 256, 2560 },
@@ -86,9 +87,11 @@ static void choose_default(struct sy_mc_config *c)
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
 		const struct mc_default *d = &defaults[i];
 
-		if (strcmp(d->vendor, cpu->vendor) || d->family != cpu->family ||
+		if (strcmp(d->vendor, cpu->vendor) ||
+		    d->family != cpu->family ||
 		    (d->model && d->model != cpu->model) ||
-		    (d->loop != SWITCHYARD_MEMCPY_STRATEGIES && d->loop != c->loop))
+		    (d->loop != SWITCHYARD_MEMCPY_STRATEGIES &&
+		     d->loop != c->loop))
 			continue;
 		c->short_max = d->short_max;
 		c->rep_min = d->rep_min;
@@ -297,17 +300,18 @@ static void choose(void)
 	if (env) {
 		if (parse_config(env, strlen(env), ',', &c, &set, err,
 				 sizeof(err)))
-			sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_MEMCPY=\"%.80s\" "
-			       "ignored: %s", env, err);
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "SWITCHYARD_MEMCPY=\"%.80s\" ignored: %s", env,
+			       err);
 		else
 			src = SWITCHYARD_MEMCPY_FROM_ENV;
 	}
 	/* rep movsb is slow without ERMS (microcoded byte moves) */
 	if (!boot_cpu_has(X86_FEATURE_ERMS) && c.rep_min != UINT32_MAX) {
 		if (src != SWITCHYARD_MEMCPY_FROM_DEFAULT && (set & MC_SET_REP))
-			sy_log(SWITCHYARD_LOG_INFO, "memcpy: rep_min=%u not used:"
-			       " this CPU has no ERMS (or it is masked)",
-			       c.rep_min);
+			sy_log(SWITCHYARD_LOG_INFO,
+			       "memcpy: rep_min=%u not used: this CPU has no "
+			       "ERMS (or it is masked)", c.rep_min);
 		c.rep_min = UINT32_MAX;
 	}
 	r = sy_arch_mc_init(&c);

@@ -19,12 +19,16 @@
  *
  * Where the thresholds come from, at library start-up (a constructor),
  * each step overriding the one before:
- *  1. a default for this CPU's vendor, family and model: a table measured
- *     with switchyard_calibrate() (doc/DESIGN.md "Copy routine");
+ *  1. a default for this CPU's vendor, family, model and flavour: a table
+ *     measured with switchyard_calibrate() (src/memcpy.c, doc/DESIGN.md
+ *     "Copy routine"), glibc's published rule for CPUs not in it;
  *  2. the calibration file
- *       ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/memcpy-<vendor>-<family>-<model>
- *     (family and model in decimal, as /proc/cpuinfo shows them), written
- *     by switchyard_calibrate(SWITCHYARD_CALIBRATE_SAVE, ...);
+ *       ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/
+ *           memcpy-<vendor>-<family>-<model>
+ *     (one path, e.g. ~/.cache/switchyard/memcpy-GenuineIntel-6-207:
+ *     family and model in decimal, as /proc/cpuinfo shows them; a
+ *     relative XDG_CACHE_HOME is ignored), written by
+ *     switchyard_calibrate(SWITCHYARD_CALIBRATE_SAVE, ...);
  *     text, one "key=value" a line, '#' comments:
  *       short_max=<0..256>
  *       rep_min=<0..4294967295>
@@ -64,8 +68,9 @@ SWITCHYARD_API void *switchyard_memcpy(void *dst, const void *src, size_t n);
 /* The strategies, for benchmarks and tests (switchyard_memcpy_get_strategy). */
 enum switchyard_memcpy_strategy {
 	SWITCHYARD_MEMCPY_SHORT = 0,	/* short moves; n > 256: the loop */
-	SWITCHYARD_MEMCPY_LOOP,		/* the vector loop switchyard_memcpy
-					   uses (one of the three below) */
+	SWITCHYARD_MEMCPY_LOOP,		/* the vector loop that
+					   switchyard_memcpy uses (one of
+					   the three below) */
 	SWITCHYARD_MEMCPY_SSE2,		/* 16-byte vector loop */
 	SWITCHYARD_MEMCPY_AVX2,		/* 32-byte vector loop */
 	SWITCHYARD_MEMCPY_AVX512,	/* 64-byte vector loop */
@@ -94,8 +99,9 @@ enum switchyard_memcpy_source {
 
 struct switchyard_memcpy_thresholds {
 	uint32_t short_max;	/* n <= short_max: short moves */
-	uint32_t rep_min;	/* n >= rep_min: rep movsb (UINT32_MAX: never) */
-	enum switchyard_memcpy_strategy loop;	/* the vector loop's flavour */
+	uint32_t rep_min;	/* n >= rep_min: rep movsb
+				   (UINT32_MAX: never) */
+	enum switchyard_memcpy_strategy loop;	/* the loop's flavour */
 	enum switchyard_memcpy_source source;	/* of the later step that
 						   set a threshold */
 	int patched;		/* 1: written into the code (run-time
@@ -119,7 +125,7 @@ SWITCHYARD_API int switchyard_memcpy_config_path(char *buf, size_t size);
 
 /* Conditions a calibration measures. */
 enum switchyard_memcpy_condition {
-	SWITCHYARD_MEMCPY_ALIGNED_FIXED = 0,	/* src, dst 64-byte aligned */
+	SWITCHYARD_MEMCPY_ALIGNED_FIXED = 0,	/* src, dst 64-aligned */
 	SWITCHYARD_MEMCPY_MISALIGNED_FIXED,	/* src + 3, dst + 17 */
 	SWITCHYARD_MEMCPY_ALIGNED_RANDOM,	/* sizes drawn around n */
 	SWITCHYARD_MEMCPY_MISALIGNED_RANDOM,
@@ -145,10 +151,12 @@ struct switchyard_memcpy_breakeven {
 
 struct switchyard_memcpy_calibration {
 	/* short moves -> the vector loop, grid 8..256 */
-	struct switchyard_memcpy_breakeven short_loop[SWITCHYARD_MEMCPY_CONDITIONS];
+	struct switchyard_memcpy_breakeven
+		short_loop[SWITCHYARD_MEMCPY_CONDITIONS];
 	/* the vector loop -> rep movsb, grid 64..16384 (UINT32_MAX
 	 * everywhere without ERMS) */
-	struct switchyard_memcpy_breakeven loop_rep[SWITCHYARD_MEMCPY_CONDITIONS];
+	struct switchyard_memcpy_breakeven
+		loop_rep[SWITCHYARD_MEMCPY_CONDITIONS];
 	/* chosen: the thresholds with the least loss over all conditions
 	 * and sizes of the grid (the mean of time / best time) */
 	uint32_t short_max, rep_min;
@@ -156,7 +164,7 @@ struct switchyard_memcpy_calibration {
 	double seconds;		/* the calibration's duration */
 };
 
-#define SWITCHYARD_CALIBRATE_QUICK 1u	/* fewer samples and sizes (~1 s) */
+#define SWITCHYARD_CALIBRATE_QUICK 1u	/* fewer samples and sizes */
 #define SWITCHYARD_CALIBRATE_SAVE 2u	/* write the calibration file */
 
 /*
@@ -172,8 +180,8 @@ struct switchyard_memcpy_calibration {
  * Thread-safe (other threads may copy meanwhile; they disturb the
  * measurements). Not async-signal-safe.
  */
-SWITCHYARD_API int switchyard_calibrate(unsigned flags,
-					struct switchyard_memcpy_calibration *out);
+SWITCHYARD_API int
+switchyard_calibrate(unsigned flags, struct switchyard_memcpy_calibration *out);
 
 #ifdef __cplusplus
 }
