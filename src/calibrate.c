@@ -18,9 +18,10 @@
  * (repeated here in a few lines: the library cannot include bench/).
  *
  * The thresholds chosen are the pair (short_max, rep_min) with the least
- * mean loss, time with them / best strategy's time, over every size and
- * condition of the grid: the goal the benchmark checks (within 5% of the
- * best strategy at every size) in one number.
+ * mean loss, time with them / best strategy's time (1 where the two are
+ * not significantly different), over every size and condition of the
+ * grid: the goal the benchmark checks (within 5% of the best strategy at
+ * every size) in one number.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +58,8 @@ struct cal {
 	double med[SWITCHYARD_MEMCPY_CONDITIONS][NGRID][NSTRAT];
 	double z_sl[SWITCHYARD_MEMCPY_CONDITIONS][NGRID];
 	double z_lr[SWITCHYARD_MEMCPY_CONDITIONS][NGRID];
+	/* significantly slower than the fastest strategy at that point */
+	bool slower[SWITCHYARD_MEMCPY_CONDITIONS][NGRID][NSTRAT];
 	bool valid[NGRID][NSTRAT];
 };
 
@@ -162,6 +165,19 @@ static void measure(struct cal *c, int cond, unsigned gi, double *tmp)
 		c->med[cond][gi][s] =
 			median(c->samples + s * c->rounds, c->rounds, tmp);
 	}
+	for (int i = 0, best = live[0]; i < nl; i++) {
+		int s = live[i];
+
+		if (!i)
+			for (int j = 1; j < nl; j++)
+				if (c->med[cond][gi][live[j]] <
+				    c->med[cond][gi][best])
+					best = live[j];
+		c->slower[cond][gi][s] =
+			s != best && mann_whitney_z(
+				c->samples + s * c->rounds,
+				c->samples + best * c->rounds, c->rounds) > 1.96;
+	}
 	c->z_sl[cond][gi] = c->z_lr[cond][gi] = 0;
 	if (c->valid[gi][S_SHORT])
 		c->z_sl[cond][gi] = mann_whitney_z(
@@ -208,7 +224,13 @@ breakeven(const struct cal *c, int cond, int a, int b,
 	return be;
 }
 
-/* The mean loss of (short_max, rep_min) over the grid and conditions. */
+/*
+ * The mean loss of (short_max, rep_min) over the grid and conditions: at
+ * each point the chosen strategy's time / the best one's, or 1 where it
+ * is not significantly slower than the best (so that noise between two
+ * strategies that run the same code, as the loop and the short moves do
+ * below two vectors, does not move the thresholds).
+ */
 static double loss(const struct cal *c, uint32_t short_max, uint32_t rep_min)
 {
 	double sum = 0;
@@ -225,7 +247,7 @@ static double loss(const struct cal *c, uint32_t short_max, uint32_t rep_min)
 				if (c->valid[i][k] && m[k] < best)
 					best = m[k];
 			if (best > 0) {
-				sum += m[s] / best;
+				sum += c->slower[cond][i][s] ? m[s] / best : 1;
 				n++;
 			}
 		}
@@ -248,8 +270,10 @@ static void choose(const struct cal *c,
 
 			if (ri < (int)NGRID && !c->valid[ri][S_REP])
 				continue;
+			/* ties: the larger short_max (the dispatcher's
+			 * most direct path), the larger rep_min */
 			l = loss(c, sm, rm);
-			if (l < best - 1e-9) {
+			if (l <= best + 1e-9) {
 				best = l;
 				out->short_max = sm;
 				out->rep_min = rm;
@@ -356,6 +380,8 @@ static void copy_point(struct cal *c, unsigned i)
 	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
 		memcpy(c->med[cond][i], c->med[cond][i - 1],
 		       sizeof(c->med[cond][i]));
+		memcpy(c->slower[cond][i], c->slower[cond][i - 1],
+		       sizeof(c->slower[cond][i]));
 		c->z_sl[cond][i] = c->z_sl[cond][i - 1];
 		c->z_lr[cond][i] = c->z_lr[cond][i - 1];
 	}

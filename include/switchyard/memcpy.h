@@ -170,7 +170,7 @@ struct switchyard_memcpy_calibration {
 /*
  * switchyard_calibrate - measure this CPU's break-even sizes between the
  * strategies (every condition above; interleaved batches, medians, 95%
- * confidence intervals; about 10 s, QUICK about 1 s) and fill *out. With
+ * confidence intervals; about 4 s, QUICK 0.1 s) and fill *out. With
  * SAVE, write the chosen thresholds (and the measurements, as comments)
  * to the calibration file, creating its directory, atomically (a
  * temporary file renamed). The thresholds in effect do not change: they
