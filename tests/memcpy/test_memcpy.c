@@ -152,8 +152,13 @@ static void check_thresholds(const char *expect)
 		scan_sites(t.short_max, &p, &ph);
 		CHECK(p >= 1);
 		CHECK_EQ(ph, 0);
+#ifndef SY_MC_SANITIZED
+		/* instrumented, the function is several KiB long and
+		 * rep_min's test lies beyond this scan (2 KiB in under
+		 * ASan with gcc 12) */
 		scan_sites(t.rep_min, &p, &ph);
 		CHECK(p >= 1);
+#endif
 	}
 #endif
 }
