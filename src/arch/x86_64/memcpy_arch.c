@@ -3,24 +3,26 @@
  * arch/x86_64/memcpy_arch.c - the strategies of switchyard_memcpy() and
  * its dispatcher (<switchyard/memcpy.h>).
  *
- *   short moves   n <= 256: for each size class, a load and a store of the
- *                 first and of the last bytes, which overlap in the middle
- *                 (1..3: three single bytes; 4..7: two 4-byte moves;
- *                 8..16: two 8-byte; 17..32: two 16-byte; 33..64: two and
- *                 two; 65..128: four and four; 129..256: eight and eight).
- *                 No loop, no byte count left over: one branch per class.
- *                 SSE2 (every x86-64), so no vzeroupper is ever needed.
+ *   short moves   n <= 256: for each size class, loads of the first and
+ *                 of the last bytes, which overlap in the middle, then
+ *                 the stores (1..3: three single bytes; 4..7: two 4-byte
+ *                 moves; 8..16: two 8-byte; 17..32: two 16-byte; 33..256:
+ *                 1+1, 2+2 or 4+4 vectors of 32 bytes with AVX2, 2+2,
+ *                 4+4 or 8+8 of 16 bytes without). No loop, no byte count
+ *                 left over: one branch per class.
  *   vector loop   the first and the last vector loaded up front, the
  *                 destination then aligned to the vector and filled with
  *                 aligned stores four at a time, the two end vectors
  *                 stored last (they overlap the aligned part). Below two
- *                 vectors: the short moves.
+ *                 vectors: the short moves. 16, 32 or 64 bytes (SSE2,
+ *                 AVX2, AVX-512F): the flavour, see sy_arch_mc_loop().
  *   rep movsb     the CPU's own copy; fast with ERMS, and for short
  *                 sizes with FSRM.
  *
- * The dispatcher compares n with two run-time constants; the thresholds
- * are then immediates in its code (no load), written once at start-up by
- * memcpy.c through sy_arch_mc_init().
+ * The dispatcher compares n with two run-time constants and tests the
+ * flavour, a third; they are immediates in its code (no load), written
+ * once at start-up by memcpy.c through sy_arch_mc_init(). None of this
+ * is taken from glibc or the kernel: written from the description above.
  */
 #include <errno.h>
 #include <immintrin.h>
