@@ -8,9 +8,10 @@
  *   switchyard_memcpy(dst, src, n);      // memcpy(3), returns dst
  *
  * Dispatch, on x86-64:
- *   n <= short_max              short moves: two overlapping loads and
- *                               stores of 1, 2, 4, 8 or 16 bytes (up to
- *                               8 + 8 of 16 bytes for n <= 256), no loop
+ *   n <= short_max              short moves: loads and stores of the
+ *                               first and last bytes, overlapping (1 to
+ *                               16 bytes each, or 4 + 4 vectors of 32
+ *                               with AVX2 at most: n <= 256), no loop
  *   short_max < n < rep_min     a vector loop (SSE2, or AVX2 / AVX-512
  *                               when the CPU has them), stores aligned
  *   n >= rep_min                "rep movsb" (only with ERMS; without it
