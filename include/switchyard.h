@@ -2,7 +2,7 @@
 /*
  * switchyard.h - the umbrella header: run-time code patching for ordinary
  * Linux programs: static keys, static calls, introspection, CPU features,
- * run-time constants, device copies.
+ * run-time constants, alternatives, device copies, the copy routine.
  */
 #ifndef SWITCHYARD_H
 #define SWITCHYARD_H
@@ -15,5 +15,6 @@
 #include <switchyard/runtime_const.h>
 #include <switchyard/alternative.h>
 #include <switchyard/io.h>
+#include <switchyard/memcpy.h>
 
 #endif /* SWITCHYARD_H */

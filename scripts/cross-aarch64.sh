@@ -18,6 +18,6 @@ cmake -S . -B build-aarch64 -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=a
 	-DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ \
 	-DCMAKE_CROSSCOMPILING_EMULATOR="qemu-aarch64;-L;/usr/aarch64-linux-gnu" \
 	-DSWITCHYARD_BUILD_BENCH=OFF >/dev/null
-cmake --build build-aarch64 --target test_static_key test_static_key_cxx test_live
+cmake --build build-aarch64 --target test_static_key test_static_key_cxx test_live test_memcpy_cxx
 cd build-aarch64
-ctest -R "^(test_static_key|test_static_key_cxx|test_live)$" --output-on-failure
+ctest -R "^(test_static_key|test_static_key_cxx|test_live|test_memcpy_cxx)$" --output-on-failure

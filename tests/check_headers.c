@@ -94,6 +94,7 @@ int hc_changes(void);
 int hc_library(void);
 int hc_static_calls(void);
 int hc_io(volatile unsigned int *regs, unsigned char *buf, size_t n);
+int hc_memcpy(void);
 #ifdef __cplusplus
 }
 #endif
@@ -238,4 +239,34 @@ int hc_io(volatile unsigned int *regs, unsigned char *buf, size_t n)
 	switchyard_memcpy_fromio(buf, regs, n);
 	return switchyard_memcpy_toio_width(regs, buf, n, 4) +
 	       switchyard_memcpy_fromio_width(buf, regs, n, 4);
+}
+
+/* memcpy.h */
+int hc_memcpy(void)
+{
+	struct switchyard_memcpy_thresholds t;
+	struct switchyard_memcpy_calibration c;
+	switchyard_memcpy_fn f =
+		switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_LOOP);
+	char a[SWITCHYARD_MEMCPY_SHORT_LIMIT] = { 1 }, b[sizeof(a)];
+	char path[64];
+	int r = 0;
+
+	r += switchyard_memcpy(b, a, sizeof(a)) == b;
+	r += f ? f(b, a, 1) == b : 0;
+	r += switchyard_memcpy_get_thresholds(&t) + (int)t.short_max +
+	     (int)t.loop + (int)t.source + t.patched;
+	r += switchyard_memcpy_config_path(path, sizeof(path));
+	r += switchyard_calibrate(SWITCHYARD_CALIBRATE_QUICK |
+				  SWITCHYARD_CALIBRATE_SAVE, &c);
+	r += (int)c.short_loop[SWITCHYARD_MEMCPY_ALIGNED_FIXED].size +
+	     (int)c.loop_rep[SWITCHYARD_MEMCPY_CONDITIONS - 1].hi;
+	r += SWITCHYARD_MEMCPY_FROM_DEFAULT + SWITCHYARD_MEMCPY_FROM_FILE +
+	     SWITCHYARD_MEMCPY_FROM_ENV + SWITCHYARD_MEMCPY_SHORT +
+	     SWITCHYARD_MEMCPY_SSE2 + SWITCHYARD_MEMCPY_AVX2 +
+	     SWITCHYARD_MEMCPY_AVX512 + SWITCHYARD_MEMCPY_REP_MOVSB +
+	     SWITCHYARD_MEMCPY_STRATEGIES + SWITCHYARD_MEMCPY_MISALIGNED_FIXED +
+	     SWITCHYARD_MEMCPY_ALIGNED_RANDOM +
+	     SWITCHYARD_MEMCPY_MISALIGNED_RANDOM;
+	return r;
 }

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_memcpy.c - switchyard_memcpy() against each of its own strategies
+ * and against glibc's memcpy, side by side in one run ([7/10], seed 003;
+ * doc/BENCHMARKS.md "[7/10] The copy routine").
+ *
+ * Sizes 1..64 each, then 16 an octave to 8192. Four conditions: source and
+ * destination 64-byte aligned, or misaligned (source + 3, destination +
+ * 17); each size fixed, or drawn uniformly from [n - w, n + w] (w = n/4,
+ * at least 2) in a sequence of 4096 no branch predictor learns, the same
+ * sequence for every contender. Every contender is called through a
+ * volatile function pointer (glibc's memcpy: the address the dynamic
+ * linker's IFUNC resolution gives, i.e. the implementation glibc chose
+ * for this CPU), in batches of K calls (K: about 10 us of the slowest),
+ * interleaved, the first contender rotated each round; the same source
+ * and destination each call (both in L1). Per point: medians with 95%
+ * intervals (bench/stats.h) and two verdicts:
+ *   5%   switchyard_memcpy within 5% of the best of its own strategies:
+ *        "no" only when its times are significantly above (Mann-Whitney,
+ *        5%) the best one's times scaled by 1.05
+ *   libc switchyard_memcpy not slower than glibc's: "no" only when its
+ *        times are significantly above glibc's
+ *
+ *   bench_memcpy [--rounds N] [--quick] [--calibrate [--save]]
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <switchyard.h>
+
+#include "stats.h"
+
+#define NSEQ 4096
+#define MAXSIZE (8192 + 2048)
+
+enum { C_SHORT, C_SSE2, C_AVX2, C_AVX512, C_REP, C_SY, C_LIBC, NC };
+static const char *const cname[NC] = {
+	"short", "sse2", "avx2", "avx512", "rep", "sy_memcpy", "glibc",
+};
+static const char *const condname[4] = {
+	"aligned fixed", "misaligned fixed", "aligned random",
+	"misaligned random",
+};
+
+static switchyard_memcpy_fn fn[NC];
+static unsigned char *src_buf, *dst_buf;
+static uint32_t seq[NSEQ];
+
+static __attribute__((noinline)) double
+time_batch(switchyard_memcpy_fn f, unsigned char *d, const unsigned char *s,
+	   unsigned k)
+{
+	switchyard_memcpy_fn volatile fv = f;
+	double t0 = bench_now_ns();
+
+	for (unsigned i = 0; i < k; i++)
+		fv(d, s, seq[i & (NSEQ - 1)]);
+	return bench_now_ns() - t0;
+}
+
+static void print_cpu(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	int got = 0;
+
+	while (f && fgets(line, sizeof(line), f) && got < 4) {
+		if (!strncmp(line, "vendor_id", 9) ||
+		    !strncmp(line, "cpu family", 10) ||
+		    !strncmp(line, "model\t", 6) ||
+		    !strncmp(line, "model name", 10)) {
+			printf("# %s", line);
+			got++;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* ratio of the medians, and a verdict against b scaled by scale */
+static int slower(const double *a, const double *b, size_t n, double scale,
+		  double *tmp)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = b[i] * scale;
+	return bench_mann_whitney_z(a, n, tmp, n) > 1.96;
+}
+
+static int run_calibration(int save, int quick)
+{
+	struct switchyard_memcpy_calibration c;
+	static const char *const names[4] = {
+		"aligned-fixed", "misaligned-fixed", "aligned-random",
+		"misaligned-random",
+	};
+	unsigned flags = (save ? SWITCHYARD_CALIBRATE_SAVE : 0) |
+			 (quick ? SWITCHYARD_CALIBRATE_QUICK : 0);
+	int r = switchyard_calibrate(flags, &c);
+	char path[4096];
+
+	if (r) {
+		fprintf(stderr, "switchyard_calibrate: %s\n", strerror(-r));
+		return 1;
+	}
+	printf("# calibration (%.1f s, loop %d): break-even sizes, lo size hi"
+	       " (4294967295: none)\n", c.seconds, (int)c.loop);
+	for (int i = 0; i < 4; i++)
+		printf("%-18s short->loop %u %u %u   loop->rep %u %u %u\n",
+		       names[i], c.short_loop[i].lo, c.short_loop[i].size,
+		       c.short_loop[i].hi, c.loop_rep[i].lo, c.loop_rep[i].size,
+		       c.loop_rep[i].hi);
+	printf("chosen: short_max=%u rep_min=%u\n", c.short_max, c.rep_min);
+	if (save && !switchyard_memcpy_config_path(path, sizeof(path)))
+		printf("saved to %s\n", path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct switchyard_memcpy_thresholds th;
+	unsigned sizes[256], nsizes = 0;
+	int rounds = 201, quick = 0, calibrate = 0, save = 0;
+	long miss5 = 0, misslibc = 0, points = 0;
+	double worst5 = 0, worstlibc = 0;
+	double *s, *tmp;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--calibrate"))
+			calibrate = 1;
+		else if (!strcmp(argv[i], "--save"))
+			save = 1;
+		else {
+			fprintf(stderr, "usage: %s [--rounds N] [--quick] "
+				"[--calibrate [--save]]\n", argv[0]);
+			return 2;
+		}
+	}
+	print_cpu();
+	if (calibrate)
+		return run_calibration(save, quick);
+	if (quick)
+		rounds = 31;
+	switchyard_memcpy_get_thresholds(&th);
+	printf("# switchyard_memcpy: short_max %u rep_min %u loop %d source %d"
+	       " patched %d; %d rounds\n", th.short_max, th.rep_min,
+	       (int)th.loop, (int)th.source, th.patched, rounds);
+	fn[C_SHORT] = switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_SHORT);
+	fn[C_SSE2] = switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_SSE2);
+	fn[C_AVX2] = switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_AVX2);
+	fn[C_AVX512] = switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_AVX512);
+	fn[C_REP] = switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_REP_MOVSB);
+	fn[C_SY] = switchyard_memcpy;
+	/* glibc's: the implementation its IFUNC resolver chose */
+	fn[C_LIBC] = memcpy;
+
+	for (unsigned n = 1; n <= 64; n++)
+		sizes[nsizes++] = n;
+	for (unsigned o = 64; o < 8192; o *= 2)
+		for (unsigned k = 1; k <= 16; k++)
+			sizes[nsizes++] = o + o / 16 * k;
+	src_buf = aligned_alloc(64, MAXSIZE + 128);
+	dst_buf = aligned_alloc(64, MAXSIZE + 128);
+	s = malloc(sizeof(*s) * NC * (size_t)rounds);
+	tmp = malloc(sizeof(*tmp) * (size_t)rounds);
+	if (!src_buf || !dst_buf || !s || !tmp)
+		return 1;
+	memset(src_buf, 0x5a, MAXSIZE + 128);
+	memset(dst_buf, 0, MAXSIZE + 128);
+
+	printf("# ns per copy, medians [95%% CI]; best = fastest own strategy;"
+	       " 5%% / libc: goal met (yes), missed (no)\n");
+	printf("%-5s %-17s %7s %7s %7s %7s %7s %20s %20s %-6s %5s %5s %6s\n",
+	       "size", "condition", "short", "sse2", "avx2", "avx512", "rep",
+	       "sy_memcpy", "glibc", "best", "5%", "libc", "sy/gl");
+	for (int cond = 0; cond < 4; cond++) {
+		int mis = cond == 1 || cond == 3, rnd = cond >= 2;
+		unsigned char *d = dst_buf + (mis ? 17 : 0);
+		const unsigned char *sp = src_buf + (mis ? 3 : 0);
+
+		for (unsigned si = 0; si < nsizes; si++) {
+			unsigned n = sizes[si], w = n / 4 < 2 ? 2 : n / 4;
+			unsigned lo = n > w ? n - w : 1, hi = n + w;
+			uint64_t x = 0x2545f4914f6cdd1dull ^ n;
+			struct bench_summary sum[NC];
+			int live[NC], nl = 0, best = -1;
+			unsigned k = 8;
+			double t;
+
+			for (int i = 0; i < NSEQ; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				seq[i] = rnd ? lo + (unsigned)(x >> 20) %
+						       (hi - lo + 1) : n;
+			}
+			for (int c = 0; c < NC; c++) {
+				if (!fn[c])
+					continue;
+				/* short moves: only where they are the strategy */
+				if (c == C_SHORT && (rnd ? hi : n) >
+				    SWITCHYARD_MEMCPY_SHORT_LIMIT)
+					continue;
+				live[nl++] = c;
+			}
+			for (int i = 0; i < nl; i++)
+				time_batch(fn[live[i]], d, sp, 64);
+			t = time_batch(fn[C_SSE2], d, sp, 512) / 512;
+			if (t > 0 && 10000 / t > k)
+				k = (unsigned)(10000 / t);
+			for (int r = 0; r < rounds; r++)
+				for (int i = 0; i < nl; i++) {
+					int c = live[(r + i) % nl];
+
+					s[c * rounds + r] =
+						time_batch(fn[c], d, sp, k) / k;
+				}
+			for (int i = 0; i < nl; i++) {
+				int c = live[i];
+
+				sum[c] = bench_summarize(s + c * rounds,
+							 (size_t)rounds);
+				if (c < C_SY && (best < 0 || sum[c].median <
+							     sum[best].median))
+					best = c;
+			}
+			int ok5 = !slower(s + C_SY * rounds, s + best * rounds,
+					  (size_t)rounds, 1.05, tmp);
+			int oklibc = !slower(s + C_SY * rounds,
+					     s + C_LIBC * rounds,
+					     (size_t)rounds, 1.0, tmp);
+			double r5 = sum[C_SY].median / sum[best].median;
+			double rl = sum[C_SY].median / sum[C_LIBC].median;
+
+			points++;
+			miss5 += !ok5;
+			misslibc += !oklibc;
+			if (!ok5 && r5 > worst5)
+				worst5 = r5;
+			if (!oklibc && rl > worstlibc)
+				worstlibc = rl;
+			printf("%-5u %-17s", n, condname[cond]);
+			for (int c = 0; c < C_SY; c++) {
+				int on = 0;
+
+				for (int i = 0; i < nl; i++)
+					on |= live[i] == c;
+				if (on)
+					printf(" %7.2f", sum[c].median);
+				else
+					printf(" %7s", "-");
+			}
+			for (int c = C_SY; c <= C_LIBC; c++) {
+				char buf[40];
+
+				snprintf(buf, sizeof(buf), "%.2f [%.2f,%.2f]",
+					 sum[c].median, sum[c].lo, sum[c].hi);
+				printf(" %20s", buf);
+			}
+			printf(" %-6s %5s %5s %6.3f\n", cname[best],
+			       ok5 ? "yes" : "no", oklibc ? "yes" : "no", rl);
+			fflush(stdout);
+		}
+	}
+	printf("# %ld points: within 5%% of the best own strategy: %ld missed"
+	       " (worst %.3f); not slower than glibc: %ld missed (worst "
+	       "%.3f)\n", points, miss5, worst5, misslibc, worstlibc);
+	free(s);
+	free(tmp);
+	return 0;
+}

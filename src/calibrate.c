@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calibrate.c - switchyard_calibrate(): the break-even sizes between the
+ * strategies of switchyard_memcpy() on this CPU, and the calibration file.
+ *
+ * Method. A grid of sizes (8..256 finely for short moves against the
+ * loop, 64..16384 at about four sizes an octave for the loop against rep
+ * movsb); at each size and each of four conditions (aligned or misaligned
+ * source and destination; a fixed size, or sizes drawn uniformly from
+ * [3n/4, 5n/4] in a sequence the branch predictor cannot learn, the same
+ * for every strategy), every strategy that applies copies in batches of K
+ * calls (K so that a batch takes about 20 us, clock overhead under 0.2%),
+ * the batches interleaved A, B, C, B, C, A, ... (the first rotated each
+ * round), so that a disturbance (another process on the core, a change of
+ * clock) falls on all of them alike. Per strategy and point: the median
+ * time per copy with its 95% interval, and between two strategies the
+ * Mann-Whitney U test (5%), as bench/stats.h does for the benchmarks
+ * (repeated here in a few lines: the library cannot include bench/).
+ *
+ * The thresholds chosen are the pair (short_max, rep_min) with the least
+ * mean loss, time with them / best strategy's time (1 where the two are
+ * not significantly different), over every size and condition of the
+ * grid: the goal the benchmark checks (within 5% of the best strategy at
+ * every size) in one number.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memcpy_impl.h"
+
+static const uint32_t grid[] = {
+	8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224,
+	256, 384, 512, 768, 1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144,
+	8192, 12288, 16384,
+};
+#define NGRID (sizeof(grid) / sizeof(grid[0]))
+#define LOOP_REP_FIRST 64	/* the loop/rep grid starts here */
+#define MAX_SIZE (16384 + 16384 / 4)
+#define NSIZES 4096		/* the random sequence (a power of two) */
+
+enum { S_SHORT, S_LOOP, S_REP, NSTRAT };
+
+struct cal {
+	switchyard_memcpy_fn fn[NSTRAT];
+	unsigned rounds;
+	double batch_ns;
+	unsigned char *src, *dst;
+	uint32_t *sizes;
+	double *samples;	/* [NSTRAT][rounds] */
+	/* medians, and the z of each pair, per condition and grid point */
+	double med[SWITCHYARD_MEMCPY_CONDITIONS][NGRID][NSTRAT];
+	double z_sl[SWITCHYARD_MEMCPY_CONDITIONS][NGRID];
+	double z_lr[SWITCHYARD_MEMCPY_CONDITIONS][NGRID];
+	/* significantly slower than the fastest strategy at that point */
+	bool slower[SWITCHYARD_MEMCPY_CONDITIONS][NGRID][NSTRAT];
+	bool valid[NGRID][NSTRAT];
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, size_t n, double *tmp)
+{
+	memcpy(tmp, v, n * sizeof(*tmp));
+	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* Mann-Whitney U, normal approximation: z > 0 when a is the larger */
+static double mann_whitney_z(const double *a, const double *b, size_t n)
+{
+	double u = 0, mu = n * (double)n / 2;
+	double sigma = sqrt(n * (double)n * (2.0 * n + 1) / 12.0);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+	return sigma > 0 ? (u - mu) / sigma : 0;
+}
+
+/* xorshift: a sequence of sizes no predictor learns, the same each run */
+static uint32_t next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (uint32_t)(*x >> 11);
+}
+
+static void fill_sizes(uint32_t *sizes, uint32_t n, bool random)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull ^ n;
+	uint32_t lo = n - n / 4, span = n / 2 + 1;
+
+	for (unsigned i = 0; i < NSIZES; i++)
+		sizes[i] = random ? lo + next_rand(&x) % span : n;
+}
+
+static __attribute__((noinline)) double
+time_batch(switchyard_memcpy_fn f, unsigned char *dst,
+	   const unsigned char *src, const uint32_t *sizes, unsigned k)
+{
+	switchyard_memcpy_fn volatile fv = f;
+	double t0 = now_ns();
+
+	for (unsigned i = 0; i < k; i++)
+		fv(dst, src, sizes[i & (NSIZES - 1)]);
+	return now_ns() - t0;
+}
+
+/* One grid point of one condition: rounds of interleaved batches. */
+static void measure(struct cal *c, int cond, unsigned gi, double *tmp)
+{
+	bool misaligned = cond == SWITCHYARD_MEMCPY_MISALIGNED_FIXED ||
+			  cond == SWITCHYARD_MEMCPY_MISALIGNED_RANDOM;
+	bool random = cond >= SWITCHYARD_MEMCPY_ALIGNED_RANDOM;
+	unsigned char *dst = c->dst + (misaligned ? 17 : 0);
+	const unsigned char *src = c->src + (misaligned ? 3 : 0);
+	int live[NSTRAT], nl = 0;
+	unsigned k = 16;
+	double t;
+
+	fill_sizes(c->sizes, grid[gi], random);
+	for (int s = 0; s < NSTRAT; s++)
+		if (c->valid[gi][s])
+			live[nl++] = s;
+	/* K: a batch of the loop of about batch_ns (warms the caches too) */
+	for (int i = 0; i < 3; i++)
+		time_batch(c->fn[S_LOOP], dst, src, c->sizes, k);
+	t = time_batch(c->fn[S_LOOP], dst, src, c->sizes, 256) / 256;
+	if (t > 0 && c->batch_ns / t > k)
+		k = (unsigned)(c->batch_ns / t);
+	for (int i = 0; i < nl; i++)
+		time_batch(c->fn[live[i]], dst, src, c->sizes, k);
+	for (unsigned r = 0; r < c->rounds; r++)
+		for (int i = 0; i < nl; i++) {
+			int s = live[(r + (unsigned)i) % (unsigned)nl];
+
+			c->samples[s * c->rounds + r] =
+				time_batch(c->fn[s], dst, src, c->sizes, k) /
+				k;
+		}
+	for (int i = 0; i < nl; i++) {
+		int s = live[i];
+
+		c->med[cond][gi][s] =
+			median(c->samples + s * c->rounds, c->rounds, tmp);
+	}
+	for (int i = 0, best = live[0]; i < nl; i++) {
+		int s = live[i];
+
+		if (!i)
+			for (int j = 1; j < nl; j++)
+				if (c->med[cond][gi][live[j]] <
+				    c->med[cond][gi][best])
+					best = live[j];
+		c->slower[cond][gi][s] =
+			s != best && mann_whitney_z(
+				c->samples + s * c->rounds,
+				c->samples + best * c->rounds, c->rounds) > 1.96;
+	}
+	c->z_sl[cond][gi] = c->z_lr[cond][gi] = 0;
+	if (c->valid[gi][S_SHORT])
+		c->z_sl[cond][gi] = mann_whitney_z(
+			c->samples + S_SHORT * c->rounds,
+			c->samples + S_LOOP * c->rounds, c->rounds);
+	if (c->valid[gi][S_REP])
+		c->z_lr[cond][gi] = mann_whitney_z(
+			c->samples + S_LOOP * c->rounds,
+			c->samples + S_REP * c->rounds, c->rounds);
+}
+
+/* The break-even between A and B (see <switchyard/memcpy.h>) over the
+ * grid points where both ran; z > 0: A slower. */
+static struct switchyard_memcpy_breakeven
+breakeven(const struct cal *c, int cond, int a, int b,
+	  const double z[NGRID])
+{
+	struct switchyard_memcpy_breakeven be = { UINT32_MAX, UINT32_MAX,
+						  UINT32_MAX };
+	int first = -1, last = -1;
+
+	for (unsigned i = 0; i < NGRID; i++)
+		if (c->valid[i][a] && c->valid[i][b]) {
+			if (first < 0)
+				first = (int)i;
+			last = (int)i;
+		}
+	if (first < 0)
+		return be;
+	for (int i = first; i <= last; i++)
+		if (z[i] >= -1.96) {
+			be.lo = grid[i];
+			break;
+		}
+	for (int i = last; i >= first && z[i] > 1.96; i--)
+		be.hi = grid[i];
+	for (int i = last; i >= first &&
+	     c->med[cond][i][b] <= c->med[cond][i][a]; i--)
+		be.size = grid[i];
+	if (be.size < be.lo)
+		be.lo = be.size;
+	if (be.hi < be.size)
+		be.hi = be.size;
+	return be;
+}
+
+/*
+ * The mean loss of (short_max, rep_min) over the grid and conditions: at
+ * each point the chosen strategy's time / the best one's, or 1 where it
+ * is not significantly slower than the best (so that noise between two
+ * strategies that run the same code, as the loop and the short moves do
+ * below two vectors, does not move the thresholds).
+ */
+static double loss(const struct cal *c, uint32_t short_max, uint32_t rep_min)
+{
+	double sum = 0;
+	int n = 0;
+
+	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++)
+		for (unsigned i = 0; i < NGRID; i++) {
+			const double *m = c->med[cond][i];
+			double best = m[S_LOOP];
+			int s = grid[i] <= short_max ? S_SHORT :
+				grid[i] >= rep_min ? S_REP : S_LOOP;
+
+			for (int k = 0; k < NSTRAT; k++)
+				if (c->valid[i][k] && m[k] < best)
+					best = m[k];
+			if (best > 0) {
+				sum += c->slower[cond][i][s] ? m[s] / best : 1;
+				n++;
+			}
+		}
+	return n ? sum / n : 1;
+}
+
+static void choose(const struct cal *c,
+		   struct switchyard_memcpy_calibration *out)
+{
+	double best = INFINITY;
+
+	for (int si = -1; si < (int)NGRID; si++) {
+		uint32_t sm = si < 0 ? 0 : grid[si];
+
+		if (si >= 0 && !c->valid[si][S_SHORT])
+			break;
+		for (int ri = 0; ri <= (int)NGRID; ri++) {
+			uint32_t rm = ri == (int)NGRID ? UINT32_MAX : grid[ri];
+			double l;
+
+			if (ri < (int)NGRID && !c->valid[ri][S_REP])
+				continue;
+			/* ties: the larger short_max (the dispatcher's
+			 * most direct path), the larger rep_min */
+			l = loss(c, sm, rm);
+			if (l <= best + 1e-9) {
+				best = l;
+				out->short_max = sm;
+				out->rep_min = rm;
+			}
+		}
+	}
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+static const char *const cond_names[] = {
+	"aligned-fixed", "misaligned-fixed", "aligned-random",
+	"misaligned-random",
+};
+
+static const char *strategy_name(enum switchyard_memcpy_strategy s)
+{
+	static const char *const names[] = {
+		"short", "loop", "sse2", "avx2", "avx512", "rep_movsb",
+	};
+
+	return (unsigned)s < SWITCHYARD_MEMCPY_STRATEGIES ? names[s] : "?";
+}
+
+static void put_be(FILE *f, const char *what,
+		   const struct switchyard_memcpy_breakeven *be)
+{
+	fprintf(f, "# break-even %s (lo size hi; 4294967295: none):\n", what);
+	for (int i = 0; i < SWITCHYARD_MEMCPY_CONDITIONS; i++)
+		fprintf(f, "#   %-18s %u %u %u\n", cond_names[i], be[i].lo,
+			be[i].size, be[i].hi);
+}
+
+/* mkdir -p of path's directory */
+static int make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0700) && errno != EEXIST) {
+			int e = errno;
+
+			*p = '/';
+			return -e;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+static int save(const struct switchyard_memcpy_calibration *out)
+{
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+	char path[4096], tmp[4200];
+	time_t now = time(NULL);
+	struct tm tm;
+	FILE *f;
+	int r, fd;
+
+	r = switchyard_memcpy_config_path(path, sizeof(path));
+	if (r)
+		return r;
+	r = make_dirs(path);
+	if (r)
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+	gmtime_r(&now, &tm);
+	fprintf(f, "# switchyard_memcpy thresholds, written by "
+		"switchyard_calibrate()\n# %s family %u model %u, "
+		"%04d-%02d-%02d %02d:%02dZ, loop %s, %.1f s\n",
+		cpu->vendor, cpu->family, cpu->model, tm.tm_year + 1900,
+		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		strategy_name(out->loop), out->seconds);
+	put_be(f, "short moves -> loop", out->short_loop);
+	put_be(f, "loop -> rep movsb", out->loop_rep);
+	fprintf(f, "short_max=%u\nrep_min=%u\n", out->short_max,
+		out->rep_min);
+	r = fflush(f) || fsync(fd) ? -errno : 0;
+	if (fclose(f) && !r)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+/* ---- the calibration ---------------------------------------------------- */
+
+/* QUICK: grid point i, not measured, takes the one below's results */
+static void copy_point(struct cal *c, unsigned i)
+{
+	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
+		memcpy(c->med[cond][i], c->med[cond][i - 1],
+		       sizeof(c->med[cond][i]));
+		memcpy(c->slower[cond][i], c->slower[cond][i - 1],
+		       sizeof(c->slower[cond][i]));
+		c->z_sl[cond][i] = c->z_sl[cond][i - 1];
+		c->z_lr[cond][i] = c->z_lr[cond][i - 1];
+	}
+}
+
+int switchyard_calibrate(unsigned flags,
+			 struct switchyard_memcpy_calibration *out)
+{
+	bool quick = flags & SWITCHYARD_CALIBRATE_QUICK;
+	enum switchyard_memcpy_strategy loop = sy_mc_config()->loop;
+	double t0 = now_ns(), *tmp;
+	struct cal *c;
+	int r = 0;
+
+	if (!out || (flags & ~(SWITCHYARD_CALIBRATE_QUICK |
+			       SWITCHYARD_CALIBRATE_SAVE)))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->rounds = quick ? 31 : 601;
+	c->batch_ns = quick ? 8000 : 20000;
+	c->fn[S_SHORT] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_SHORT);
+	c->fn[S_LOOP] = sy_arch_mc_fn(loop);
+	c->fn[S_REP] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_REP_MOVSB);
+	c->src = aligned_alloc(64, MAX_SIZE + 128);
+	c->dst = aligned_alloc(64, MAX_SIZE + 128);
+	c->sizes = malloc(NSIZES * sizeof(*c->sizes));
+	c->samples = malloc(NSTRAT * c->rounds * sizeof(*c->samples));
+	tmp = malloc(c->rounds * sizeof(*tmp));
+	if (!c->src || !c->dst || !c->sizes || !c->samples || !tmp ||
+	    !c->fn[S_SHORT] || !c->fn[S_LOOP]) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(c->src, 0x5a, MAX_SIZE + 128);
+	memset(c->dst, 0, MAX_SIZE + 128);
+	for (unsigned i = 0; i < NGRID; i++) {
+		/* the short moves up to their limit, even for the random
+		 * sizes around 256 (the strategy takes the loop beyond) */
+		c->valid[i][S_SHORT] = grid[i] <= SWITCHYARD_MEMCPY_SHORT_LIMIT;
+		c->valid[i][S_LOOP] = true;
+		c->valid[i][S_REP] = c->fn[S_REP] && grid[i] >= LOOP_REP_FIRST;
+	}
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < NGRID; i++) {
+		if (quick && (i % 2) && grid[i] > 64)
+			continue;	/* every other point above 64 */
+		for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++)
+			measure(c, cond, i, tmp);
+	}
+	if (quick)	/* the skipped points: as their neighbour below */
+		for (unsigned i = 1; i < NGRID; i++)
+			if ((i % 2) && grid[i] > 64)
+				copy_point(c, i);
+	for (int cond = 0; cond < SWITCHYARD_MEMCPY_CONDITIONS; cond++) {
+		out->short_loop[cond] = breakeven(c, cond, S_SHORT, S_LOOP,
+						  c->z_sl[cond]);
+		out->loop_rep[cond] = breakeven(c, cond, S_LOOP, S_REP,
+						c->z_lr[cond]);
+	}
+	choose(c, out);
+	out->loop = loop;
+	out->seconds = (now_ns() - t0) / 1e9;
+	if (flags & SWITCHYARD_CALIBRATE_SAVE)
+		r = save(out);
+out:
+	free(c->src);
+	free(c->dst);
+	free(c->sizes);
+	free(c->samples);
+	free(tmp);
+	free(c);
+	return r;
+}

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memcpy.c - the thresholds of switchyard_memcpy() (<switchyard/memcpy.h>):
+ * the default for this CPU, the calibration file, the environment, in that
+ * order, chosen once by a constructor of the library and handed to the
+ * arch code (src/arch/<arch>/memcpy_arch.c), which writes them into the
+ * dispatcher as run-time constants.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memcpy_impl.h"
+
+/*
+ * Defaults per CPU and flavour (the loop's vector width), from
+ * measurements: switchyard_calibrate() (full), the minimum-loss
+ * thresholds over the four conditions, four runs each; the break-evens
+ * with their intervals are in doc/BENCHMARKS.md "[7/10] The copy
+ * routine". The first entry that matches wins. A CPU that matches none
+ * gets generic_default() below: glibc's rule, not a measurement.
+ */
+static const struct mc_default {
+	const char *vendor;
+	unsigned family, model;			/* model 0: any */
+	enum switchyard_memcpy_strategy loop;	/* the flavour it is for */
+	uint32_t short_max, rep_min;
+} defaults[] = {
+	/*
+	 * Intel Xeon, family 6 model 207 (Emerald Rapids; ERMS, FSRM, AVX2,
+	 * AVX-512), a 2-vCPU KVM guest, 2026-11-23, gcc 12 build:
+	 *  - AVX-512 loop (this CPU's flavour): chosen short_max 256, 128,
+	 *    128, 256 and rep_min 12288, 16384, 16384, 16384 in four runs
+	 *    under varying load from other processes (below 128
+	 *    the loop is the short moves: the same code); the 64-byte loop
+	 *    stays faster than rep movsb up to 12288 bytes in every
+	 *    condition (break-even 12288..16384), so rep movsb never runs
+	 *    below 12 KiB. bench_memcpy agrees: at 200 bytes the loop took
+	 *    5.0 ns, the short moves 5.9.
+	 *  - AVX2 loop (SWITCHYARD_CPU_MASK=avx512f): short_max 256 and
+	 *    rep_min 2560 in all four runs (break-even 2048..3072 in every
+	 *    condition); the 32-byte loop never significantly beat the
+	 *    short moves.
+	 */
+	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX512, 128, 12288 },
+	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX2, 256, 2560 },
+	/*
+	 * AMD (family 0x17 Zen 1/2, 0x19 Zen 3/4): NOT MEASURED (no AMD
+	 * machine was at hand). Provisional: short_max from the Intel
+	 * measurement (the short moves against our own loop: it depends on
+	 * our code more than on the core), and glibc 2.36's rep movsb
+	 * threshold on an EPYC with ERMS and FSRM (x86_rep_movsb_threshold
+	 * = 2112, ld.so --list-diagnostics) as the stated basis for
+	 * rep_min. To be replaced by a calibration on an AMD machine.
+	 */
+	{ "AuthenticAMD", 0x17, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
+	{ "AuthenticAMD", 0x19, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
+};
+
+/*
+ * Any other CPU: glibc 2.36's rule as the stated basis (not a
+ * measurement of ours): rep movsb from 2048 bytes per 16 bytes of vector
+ * (2048 with SSE2, 4096 with AVX2), 2112 with FSRM; short moves to 64.
+ * (SWITCHYARD_MEMCPY_STRATEGIES in the table: any flavour.)
+ */
+static void generic_default(struct sy_mc_config *c)
+{
+	c->short_max = 64;
+	if (boot_cpu_has(X86_FEATURE_FSRM))
+		c->rep_min = 2112;
+	else if (c->loop == SWITCHYARD_MEMCPY_AVX2)
+		c->rep_min = 4096;
+	else
+		c->rep_min = 2048;
+}
+
+static void choose_default(struct sy_mc_config *c)
+{
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+
+	c->loop = sy_arch_mc_loop();
+	generic_default(c);
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+		const struct mc_default *d = &defaults[i];
+
+		if (strcmp(d->vendor, cpu->vendor) ||
+		    d->family != cpu->family ||
+		    (d->model && d->model != cpu->model) ||
+		    (d->loop != SWITCHYARD_MEMCPY_STRATEGIES &&
+		     d->loop != c->loop))
+			continue;
+		c->short_max = d->short_max;
+		c->rep_min = d->rep_min;
+		break;
+	}
+}
+
+/* ---- parsing --------------------------------------------------------- */
+
+#define MC_SET_SHORT 1u
+#define MC_SET_REP 2u
+
+/* A decimal number, digits only, at most max; 0 or -1. */
+static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (!len || len > 10)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * Parse "key=value" items separated by sep (',' in the environment, '\n'
+ * in the file, where empty lines and lines starting with '#' are
+ * comments). On error: -1 and a message in err; *c untouched.
+ */
+static int parse_config(const char *text, size_t len, char sep,
+			struct sy_mc_config *c, unsigned *set, char *err,
+			size_t errsize)
+{
+	struct sy_mc_config v = *c;
+	unsigned got = 0;
+	size_t i = 0;
+	int line = 0;
+
+	while (i < len) {
+		size_t n = 0, eq;
+		const char *item = text + i;
+		uint32_t x;
+
+		while (i + n < len && text[i + n] != sep)
+			n++;
+		i += n + 1;
+		line++;
+		if (sep == '\n' && (!n || item[0] == '#'))
+			continue;
+		if (!n) {
+			snprintf(err, errsize, "item %d: empty item", line);
+			return -1;
+		}
+		for (eq = 0; eq < n && item[eq] != '='; eq++)
+			;
+		if (eq == n) {
+			snprintf(err, errsize, "item %d '%.*s': not key=value",
+				 line, (int)(n > 40 ? 40 : n), item);
+			return -1;
+		}
+		if (eq == 9 && !memcmp(item, "short_max", 9)) {
+			if (got & MC_SET_SHORT)
+				goto twice;
+			if (parse_u32(item + 10, n - 10,
+				      SWITCHYARD_MEMCPY_SHORT_LIMIT, &x))
+				goto bad_number;
+			v.short_max = x;
+			got |= MC_SET_SHORT;
+		} else if (eq == 7 && !memcmp(item, "rep_min", 7)) {
+			if (got & MC_SET_REP)
+				goto twice;
+			if (parse_u32(item + 8, n - 8, UINT32_MAX, &x))
+				goto bad_number;
+			v.rep_min = x;
+			got |= MC_SET_REP;
+		} else {
+			snprintf(err, errsize, "item %d: unknown key '%.*s' "
+				 "(short_max, rep_min)", line,
+				 (int)(eq > 40 ? 40 : eq), item);
+			return -1;
+		}
+		continue;
+twice:
+		snprintf(err, errsize, "item %d: '%.*s' given twice", line,
+			 (int)eq, item);
+		return -1;
+bad_number:
+		snprintf(err, errsize, "item %d: '%.*s' is not a number in "
+			 "0..%u", line, (int)(n > 40 ? 40 : n), item,
+			 item[0] == 's' ? SWITCHYARD_MEMCPY_SHORT_LIMIT
+					: UINT32_MAX);
+		return -1;
+	}
+	if (sep != '\n' && len && text[len - 1] == sep) {
+		snprintf(err, errsize, "item %d: empty item", line + 1);
+		return -1;
+	}
+	if (!got) {
+		snprintf(err, errsize, "no threshold given");
+		return -1;
+	}
+	*c = v;
+	*set = got;
+	return 0;
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+int switchyard_memcpy_config_path(char *buf, size_t size)
+{
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+	const char *base = secure_getenv("XDG_CACHE_HOME"), *sub = "";
+	char vendor[sizeof(cpu->vendor)];
+	int n;
+
+	if (!buf)
+		return -EINVAL;
+	/* XDG: a relative XDG_CACHE_HOME is invalid and ignored */
+	if (!base || base[0] != '/') {
+		base = secure_getenv("HOME");
+		sub = "/.cache";
+		if (!base || base[0] != '/')
+			return -ENOENT;
+	}
+	/* the vendor is the CPU's string: keep it a safe file name */
+	for (size_t i = 0; i < sizeof(vendor); i++) {
+		char ch = cpu->vendor[i];
+
+		vendor[i] = !ch ? 0 : ((ch >= 'a' && ch <= 'z') ||
+				       (ch >= 'A' && ch <= 'Z') ||
+				       (ch >= '0' && ch <= '9')) ? ch : '_';
+		if (!ch)
+			break;
+	}
+	vendor[sizeof(vendor) - 1] = 0;
+	n = snprintf(buf, size, "%s%s/switchyard/memcpy-%s-%u-%u", base, sub,
+		     vendor, cpu->family, cpu->model);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+#define MC_FILE_MAX 4096
+
+/* 1 read and applied, 0 no file, -1 rejected (reported) */
+static int read_file(struct sy_mc_config *c, unsigned *set)
+{
+	char path[4096], text[MC_FILE_MAX + 1], err[160];
+	ssize_t len = 0, r;
+	int fd;
+
+	if (switchyard_memcpy_config_path(path, sizeof(path)))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s: %s; thresholds "
+		       "from the defaults", path, strerror(errno));
+		return -1;
+	}
+	while ((r = read(fd, text + len, sizeof(text) - (size_t)len)) > 0)
+		len += r;
+	close(fd);
+	if (r < 0 || len > MC_FILE_MAX || memchr(text, 0, (size_t)len)) {
+		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s: %s; thresholds from "
+		       "the defaults", path, r < 0 ? strerror(errno) :
+		       len > MC_FILE_MAX ? "longer than 4096 bytes" :
+		       "holds a NUL byte");
+		return -1;
+	}
+	if (parse_config(text, (size_t)len, '\n', c, set, err, sizeof(err))) {
+		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s: %s; thresholds from "
+		       "the defaults", path, err);
+		return -1;
+	}
+	return 1;
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static struct sy_mc_config config;
+static enum switchyard_memcpy_source config_source;
+static int config_patched;
+static int config_ready;	/* 2: published (release) */
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static void choose(void)
+{
+	struct sy_mc_config c;
+	enum switchyard_memcpy_source src = SWITCHYARD_MEMCPY_FROM_DEFAULT;
+	const char *env = secure_getenv("SWITCHYARD_MEMCPY");
+	unsigned set = 0;
+	char err[160];
+	int r;
+
+	choose_default(&c);
+	if (read_file(&c, &set) > 0)
+		src = SWITCHYARD_MEMCPY_FROM_FILE;
+	if (env) {
+		if (parse_config(env, strlen(env), ',', &c, &set, err,
+				 sizeof(err)))
+			sy_log(SWITCHYARD_LOG_ERROR,
+			       "SWITCHYARD_MEMCPY=\"%.80s\" ignored: %s", env,
+			       err);
+		else
+			src = SWITCHYARD_MEMCPY_FROM_ENV;
+	}
+	/* rep movsb is slow without ERMS (microcoded byte moves) */
+	if (!boot_cpu_has(X86_FEATURE_ERMS) && c.rep_min != UINT32_MAX) {
+		if (src != SWITCHYARD_MEMCPY_FROM_DEFAULT && (set & MC_SET_REP))
+			sy_log(SWITCHYARD_LOG_INFO,
+			       "memcpy: rep_min=%u not used: this CPU has no "
+			       "ERMS (or it is masked)", c.rep_min);
+		c.rep_min = UINT32_MAX;
+	}
+	r = sy_arch_mc_init(&c);
+	if (r < 0)
+		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: thresholds not written "
+		       "into the code (%s); they are read from memory",
+		       strerror(-r));
+	config = c;
+	config_source = src;
+	config_patched = r > 0;
+	__atomic_store_n(&config_ready, 2, __ATOMIC_RELEASE);
+}
+
+static void mc_init(void)
+{
+	if (__atomic_load_n(&config_ready, __ATOMIC_ACQUIRE) != 2)
+		pthread_once(&config_once, choose);
+}
+
+/* after cpu.c's constructor would be nice but is not needed: its state is
+ * computed by whoever asks first */
+__attribute__((constructor)) static void mc_ctor(void)
+{
+	mc_init();
+}
+
+const struct sy_mc_config *sy_mc_config(void)
+{
+	mc_init();
+	return &config;
+}
+
+switchyard_memcpy_fn
+switchyard_memcpy_get_strategy(enum switchyard_memcpy_strategy which)
+{
+	return sy_arch_mc_fn(which);
+}
+
+int switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t)
+{
+	if (!t)
+		return -EINVAL;
+	mc_init();
+	t->short_max = config.short_max;
+	t->rep_min = config.rep_min;
+	t->loop = config.loop;
+	t->source = config_source;
+	t->patched = config_patched;
+	return 0;
+}

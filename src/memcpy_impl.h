@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memcpy_impl.h - what memcpy.c, calibrate.c and the arch's copy code
+ * (src/arch/<arch>/memcpy_arch.c) share. Nothing here is API.
+ */
+#ifndef SY_MEMCPY_IMPL_H
+#define SY_MEMCPY_IMPL_H
+
+#include "internal.h"
+
+/* The thresholds and the loop's flavour, as the dispatcher uses them. */
+struct sy_mc_config {
+	uint32_t short_max, rep_min;
+	enum switchyard_memcpy_strategy loop;
+};
+
+/*
+ * The arch's part:
+ *   sy_arch_mc_fn        a strategy alone, or NULL (not on this CPU)
+ *   sy_arch_mc_loop      the vector loop's flavour for this CPU: the ONE
+ *                        place where it is chosen
+ *   sy_arch_mc_init      write the configuration into the dispatcher (the
+ *                        run-time constants); returns 1 if the code was
+ *                        patched, 0 if the sites read the variables, or a
+ *                        negative errno (the variables still hold it)
+ */
+SY_HIDDEN switchyard_memcpy_fn
+sy_arch_mc_fn(enum switchyard_memcpy_strategy which);
+SY_HIDDEN enum switchyard_memcpy_strategy sy_arch_mc_loop(void);
+SY_HIDDEN int sy_arch_mc_init(const struct sy_mc_config *c);
+
+/* The configuration in effect (memcpy.c). */
+SY_HIDDEN const struct sy_mc_config *sy_mc_config(void);
+
+#endif /* SY_MEMCPY_IMPL_H */

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_memcpy_config.c - where switchyard_memcpy()'s thresholds come from
+ * (<switchyard/memcpy.h>): the default, the calibration file, the
+ * SWITCHYARD_MEMCPY variable, in that order. The thresholds are chosen
+ * once, when the library loads, so each case runs this program again as a
+ * child with its environment and files, and reads what the child reports
+ * (its thresholds on stdout, the library's messages on stderr):
+ *   - good variable, good file, both (the variable wins key by key);
+ *   - malformed variables and files: rejected as a whole, with a message
+ *     that names the problem; the defaults stay;
+ *   - a quick calibration saved, then read back by the next process.
+ *
+ *   test_memcpy_config DIR     DIR: a scratch directory (emptied)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../sy_test.h"
+
+struct result {
+	unsigned long short_max, rep_min;
+	int source, status;
+	char err[2048];
+};
+
+static char dir[1024];
+static char self[4096];		/* this program, to run again */
+
+static void child_report(int calibrate)
+{
+	struct switchyard_memcpy_thresholds t;
+
+	if (calibrate) {
+		struct switchyard_memcpy_calibration c;
+		int r = switchyard_calibrate(SWITCHYARD_CALIBRATE_QUICK |
+					     SWITCHYARD_CALIBRATE_SAVE, &c);
+
+		printf("calibrated %d %u %u %.2f\n", r, c.short_max, c.rep_min,
+		       c.seconds);
+		for (int i = 0; i < SWITCHYARD_MEMCPY_CONDITIONS; i++) {
+			struct switchyard_memcpy_breakeven *a = &c.short_loop[i],
+							   *b = &c.loop_rep[i];
+
+			if (a->lo > a->size || a->size > a->hi ||
+			    b->lo > b->size || b->size > b->hi)
+				printf("bad interval\n");
+		}
+		exit(r ? 1 : 0);
+	}
+	switchyard_memcpy_get_thresholds(&t);
+	printf("%u %u %d\n", t.short_max, t.rep_min, (int)t.source);
+	exit(0);
+}
+
+static int read_all(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	while (len + 1 < size && (r = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = 0;
+	return (int)len;
+}
+
+/* Run the child with SWITCHYARD_MEMCPY=env (NULL: unset). */
+static struct result run(const char *env, int calibrate)
+{
+	struct result res;
+	char out[256];
+	int po[2], pe[2], st;
+	pid_t pid;
+
+	memset(&res, 0, sizeof(res));
+	if (pipe(po) || pipe(pe))
+		SKIP("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		SKIP("fork: %s", strerror(errno));
+	if (!pid) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		setenv("XDG_CACHE_HOME", dir, 1);
+		unsetenv("SWITCHYARD_CPU_MASK");
+		if (env)
+			setenv("SWITCHYARD_MEMCPY", env, 1);
+		else
+			unsetenv("SWITCHYARD_MEMCPY");
+		execl(self, "test_memcpy_config", "--child",
+		      calibrate ? "calibrate" : "report", (char *)NULL);
+		_exit(126);
+	}
+	close(po[1]);
+	close(pe[1]);
+	read_all(po[0], out, sizeof(out));
+	read_all(pe[0], res.err, sizeof(res.err));
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &st, 0);
+	res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	/* under qemu-user without binfmt_misc a guest cannot exec a guest */
+	if (res.status == 126)
+		SKIP("cannot run %s again (an emulator without binfmt_misc?)",
+		     self);
+	if (!calibrate && sscanf(out, "%lu %lu %d", &res.short_max,
+				 &res.rep_min, &res.source) != 3)
+		res.status = 99;
+	if (calibrate)
+		snprintf(res.err + strlen(res.err),
+			 sizeof(res.err) - strlen(res.err), "%s", out);
+	return res;
+}
+
+static char path[4096];
+
+static void write_file(const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		SKIP("%s: %s", path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static struct result defaults;
+
+/* a rejected variable or file: the defaults, and a message with want */
+static void check_rejected(const char *env, const char *want)
+{
+	struct result r = run(env, 0);
+
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.short_max, defaults.short_max);
+	CHECK_EQ(r.rep_min, defaults.rep_min);
+	CHECK(strstr(r.err, want) != NULL);
+	if (!strstr(r.err, want))
+		fprintf(stderr, "  for %s: wanted '%s' in: %s\n",
+			env ? env : "(file)", want, r.err);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const bad_env[][2] = {
+		{ "", "no threshold given" },
+		{ "short_max=", "not a number" },
+		{ "short_max=abc", "not a number" },
+		{ "short_max=257", "not a number in 0..256" },
+		{ "short_max=-1", "not a number" },
+		{ "short_max=+1", "not a number" },
+		{ "short_max= 1", "not a number" },
+		{ "short_max=1x", "not a number" },
+		{ "rep_min=4294967296", "not a number" },
+		{ "rep_min=99999999999", "not a number" },
+		{ "rep_min=0x100", "not a number" },
+		{ "short_max=1,short_max=2", "given twice" },
+		{ "short_max=1,", "empty item" },
+		{ ",short_max=1", "empty item" },
+		{ "short_max=1,,rep_min=2", "empty item" },
+		{ "short_max", "not key=value" },
+		{ "foo=1", "unknown key 'foo'" },
+		{ "Short_max=1", "unknown key" },
+		{ "short_max=8;rep_min=9", "not a number" },
+	};
+	bool erms = boot_cpu_has(X86_FEATURE_ERMS);
+	unsigned long rep_4096 = erms ? 4096 : UINT32_MAX;
+	struct result r;
+	char cmd[2200];
+
+	if (argc > 2 && !strcmp(argv[1], "--child"))
+		child_report(!strcmp(argv[2], "calibrate"));
+	if (argc < 2)
+		SKIP("usage: test_memcpy_config DIR");
+	/* readlink, not exec of /proc/self/exe: under qemu-user that is
+	 * the emulator (its readlink is the guest's program) */
+	{
+		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (len <= 0)
+			SKIP("readlink /proc/self/exe: %s", strerror(errno));
+		self[len] = 0;
+	}
+	snprintf(dir, sizeof(dir), "%s", argv[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+	if (system(cmd))
+		SKIP("cannot make %s", dir);
+
+	/* the defaults: no file, no variable; nothing said */
+	defaults = run(NULL, 0);
+	CHECK_EQ(defaults.status, 0);
+	CHECK_EQ(defaults.source, SWITCHYARD_MEMCPY_FROM_DEFAULT);
+	CHECK_EQ(defaults.err[0], 0);
+	CHECK(defaults.short_max <= SWITCHYARD_MEMCPY_SHORT_LIMIT);
+	if (!erms)
+		CHECK_EQ(defaults.rep_min, UINT32_MAX);
+
+	/* a good variable: in effect, nothing said */
+	r = run("short_max=40,rep_min=4096", 0);
+	CHECK_EQ(r.status, 0);
+	CHECK_EQ(r.short_max, 40);
+	CHECK_EQ(r.rep_min, rep_4096);
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
+	CHECK_EQ(r.err[0], 0);
+	r = run("rep_min=4294967295", 0);	/* one key: the other stays */
+	CHECK_EQ(r.short_max, defaults.short_max);
+	CHECK_EQ(r.rep_min, UINT32_MAX);
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
+
+	for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
+		check_rejected(bad_env[i][0], bad_env[i][1]);
+		check_rejected(bad_env[i][0], "SWITCHYARD_MEMCPY=");
+	}
+
+	/* the file: where switchyard_memcpy_config_path() says, under
+	 * XDG_CACHE_HOME (set here as for the children) */
+	setenv("XDG_CACHE_HOME", dir, 1);
+	CHECK_EQ(switchyard_memcpy_config_path(path, sizeof(path)), 0);
+	CHECK(!strncmp(path, dir, strlen(dir)));
+	CHECK(strstr(path, "/switchyard/memcpy-") != NULL);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/switchyard'", dir);
+	CHECK_EQ(system(cmd), 0);
+	write_file("# a comment\n\nshort_max=24\nrep_min=4096\n");
+	r = run(NULL, 0);
+	CHECK_EQ(r.short_max, 24);
+	CHECK_EQ(r.rep_min, rep_4096);
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
+	CHECK_EQ(r.err[0], 0);
+	/* the variable over the file, key by key */
+	r = run("short_max=100", 0);
+	CHECK_EQ(r.short_max, 100);
+	CHECK_EQ(r.rep_min, rep_4096);
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
+	/* malformed files: the defaults, a message naming the file */
+	write_file("short_max=24\nrep_min=4096\nbogus\n");
+	check_rejected(NULL, "not key=value");
+	check_rejected(NULL, path);
+	write_file("short_max=24\nrep_min=4096 \n");
+	check_rejected(NULL, "not a number");
+	write_file("short_max=24\nshort_max=24\n");
+	check_rejected(NULL, "given twice");
+	write_file("# nothing\n");
+	check_rejected(NULL, "no threshold given");
+	{
+		FILE *f = fopen(path, "w");	/* a NUL byte inside */
+
+		CHECK(f != NULL);
+		if (f) {
+			fwrite("short_max=2\0\n", 1, 13, f);
+			fclose(f);
+		}
+	}
+	check_rejected(NULL, "NUL");
+	{
+		FILE *f = fopen(path, "w");	/* too long */
+
+		CHECK(f != NULL);
+		for (int i = 0; f && i < 1000; i++)
+			fputs("# padding\n", f);
+		if (f)
+			fclose(f);
+	}
+	check_rejected(NULL, "longer than");
+	/* a bad file and a good variable: the variable, over the defaults */
+	r = run("short_max=33", 0);
+	CHECK_EQ(r.short_max, 33);
+	CHECK_EQ(r.rep_min, defaults.rep_min);
+	CHECK(strstr(r.err, path) != NULL);
+	unlink(path);
+
+	/* a quick calibration, saved; the next process reads it */
+	r = run(NULL, 1);
+	CHECK_EQ(r.status, 0);
+	CHECK(strstr(r.err, "bad interval") == NULL);
+	{
+		unsigned long sm = 0, rm = 0;
+		int rc = -1;
+		const char *p = strstr(r.err, "calibrated ");
+		struct result again;
+
+		CHECK(p && sscanf(p, "calibrated %d %lu %lu", &rc, &sm,
+				  &rm) == 3);
+		CHECK_EQ(rc, 0);
+		printf("quick calibration: %s", p ? p : "(none)\n");
+		again = run(NULL, 0);
+		CHECK_EQ(again.source, SWITCHYARD_MEMCPY_FROM_FILE);
+		CHECK_EQ(again.short_max, sm);
+		CHECK_EQ(again.rep_min, erms ? rm : UINT32_MAX);
+		CHECK_EQ(again.err[0], 0);
+	}
+	CHECK_EQ(switchyard_calibrate(0x100, NULL), -EINVAL);
+	return sy_test_done("test_memcpy_config");
+}
