@@ -275,23 +275,32 @@ dispatch_sse2(void *dst, const void *src, size_t n)
  * Compiled for AVX2, and entered on every x86-64: the flavour test comes
  * first and leaves for dispatch_sse2() where AVX2 is not allowed, before
  * any other instruction (the asm keeps the compiler from hoisting loads,
- * the only vector instructions it could move, above the test).
+ * the only vector instructions it could move, above the test). The test
+ * is an alternative: compiled as a jump to the SSE2 dispatcher (right on
+ * every x86-64, so also where the site could not be patched), made a NOP5
+ * at registration where AVX2 is present and not masked (sy_arch_mc_loop()
+ * picks SSE2 exactly when it is not). The common path pays one NOP for it
+ * instead of a run-time constant's guard, move, compare and branch, and no
+ * call (static_cpu_has()'s unpatched path calls boot_cpu_has(), which made
+ * gcc save registers and align the stack on every entry). The AVX-512
+ * choice, made by model, stays a run-time constant, on the loop's path.
  */
 __attribute__((target("avx2"))) void *
 switchyard_memcpy(void *dst, const void *src, size_t n)
 {
-	uint32_t f = runtime_const_u32(mc_flavour);
-
-	if (unlikely(f == SWITCHYARD_MEMCPY_SSE2))
-		return dispatch_sse2(dst, src, n);
+	__asm__ goto(SY__ALT_1(".byte 0xe9\n\t.long %l[sse2] - . - 4", "",
+			       "%c[f]")
+		     : : [f] "i"(X86_FEATURE_AVX2) : : sse2);
 	__asm__ volatile("" ::: "memory");
 	if (likely(n <= runtime_const_u32(mc_short_max)))
 		return short_avx2(dst, src, n);
 	if (n >= runtime_const_u32(mc_rep_min))
 		return mc_rep_movsb(dst, src, n);
-	if (f == SWITCHYARD_MEMCPY_AVX512)
+	if (runtime_const_u32(mc_flavour) == SWITCHYARD_MEMCPY_AVX512)
 		return mc_avx512(dst, src, n);
 	return mc_avx2(dst, src, n);
+sse2:
+	return dispatch_sse2(dst, src, n);
 }
 
 /* the strategies alone: short moves up to their limit, the loop beyond */
