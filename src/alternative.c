@@ -300,6 +300,23 @@ int sy__unregister_alternatives(struct sy_alt_entry *start,
  * before the library's other constructors (priority 101 runs before the
  * default ones), after the relocations every constructor may rely on.
  */
+/* At the library's unload: see runtime_const.c's rc_fini(). */
+static int free_all_locked(void)
+{
+	while (tables) {
+		struct alt_table *t = tables;
+
+		tables = t->next;
+		free(t);
+	}
+	return 0;
+}
+
+__attribute__((destructor)) static void alt_fini(void)
+{
+	(void)SY_GUARDED(SY_LOCKED(free_all_locked()));
+}
+
 #ifdef SY_ARCH_HAVE_ALTERNATIVES
 __asm__(".pushsection sy_altinstr, \"aw\"\n\t.popsection");
 extern struct sy_alt_entry __start_sy_altinstr[] SY_HIDDEN;

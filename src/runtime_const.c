@@ -173,6 +173,16 @@ static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
 	return values ? rc_apply(t, NULL) : 0;
 }
 
+static void free_tables_locked(void)
+{
+	while (tables) {
+		struct rc_table *t = tables;
+
+		tables = t->next;
+		free(t);
+	}
+}
+
 static int unregister_locked(struct sy_rc_entry *start)
 {
 	for (struct rc_table **pt = &tables; *pt; pt = &(*pt)->next) {
@@ -206,6 +216,10 @@ static int unregister_locked(struct sy_rc_entry *start)
 {
 	(void)start;
 	return 0;
+}
+
+static void free_tables_locked(void)
+{
 }
 #endif
 
@@ -260,4 +274,28 @@ int sy__unregister_runtime_consts(struct sy_rc_entry *start,
 	if (start == stop)
 		return 0;
 	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+}
+
+/*
+ * When the library itself is unloaded (dlclose of the last object that
+ * needed it), its bookkeeping goes with it: every object that registered
+ * tables is gone or going (it depends on the library, so its destructors
+ * ran first; in a static link the program's glue, whose destructor runs
+ * after this one, finds no table and gets -ENOENT).
+ */
+static int free_all_locked(void)
+{
+	free_tables_locked();
+	while (values) {
+		struct rc_value *v = values;
+
+		values = v->next;
+		free(v);
+	}
+	return 0;
+}
+
+__attribute__((destructor)) static void rc_fini(void)
+{
+	(void)SY_GUARDED(SY_LOCKED(free_all_locked()));
 }

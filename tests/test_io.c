@@ -70,7 +70,8 @@ static int io_one(unsigned char *dbuf, unsigned char *mbuf, int toio,
 static void io_data(void)
 {
 	static const unsigned int maxes[] = { 0, 1, 2, 4, 8 };
-	size_t cap = IO_BIG + 4 * IO_GUARD;
+	size_t cap = (IO_BIG + 4 * IO_GUARD + 63) & ~(size_t)63;
+	/* aligned_alloc: the size a multiple of the alignment (C11) */
 	unsigned char *dbuf = (unsigned char *)aligned_alloc(64, cap);
 	unsigned char *mbuf = (unsigned char *)aligned_alloc(64, cap);
 	unsigned long wrong = 0, copies = 0;
