@@ -37,12 +37,7 @@
 
 #include "internal.h"
 
-struct alt_table {
-	struct sy_alt_entry *start, *stop;
-	struct alt_table *next;
-};
-
-static struct alt_table *tables;	/* patch lock */
+static struct sy_tablist *tables;	/* patch lock */
 
 static uintptr_t rel_addr(const int32_t *field)
 {
@@ -62,7 +57,7 @@ struct alt_site {
 	uintptr_t addr;
 	size_t len;
 	uint8_t old[256], new_[256];
-	const struct sy_alt_entry *chosen;	/* NULL: the old instructions */
+	const struct sy_alt_entry *chosen;	/* NULL: the old ones */
 };
 
 /*
@@ -248,33 +243,16 @@ static int alt_apply(struct sy_alt_entry *start, struct sy_alt_entry *stop)
 static int register_locked(struct sy_alt_entry *start,
 			   struct sy_alt_entry *stop)
 {
-	struct alt_table *t;
+	bool fresh;
 
-	for (t = tables; t; t = t->next)
-		if (t->start == start)
-			return 0;	/* LTO: the same table twice */
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!sy_tablist_add(&tables, start, stop, &fresh))
 		return -ENOMEM;
-	t->start = start;
-	t->stop = stop;
-	t->next = tables;
-	tables = t;
-	return alt_apply(start, stop);
+	return fresh ? alt_apply(start, stop) : 0;
 }
 
 static int unregister_locked(struct sy_alt_entry *start)
 {
-	for (struct alt_table **pt = &tables; *pt; pt = &(*pt)->next) {
-		struct alt_table *t = *pt;
-
-		if (t->start != start)
-			continue;
-		*pt = t->next;
-		free(t);
-		return 0;
-	}
-	return -ENOENT;
+	return sy_tablist_del(&tables, start);
 }
 
 int sy__register_alternatives(struct sy_alt_entry *start,
@@ -303,12 +281,7 @@ int sy__unregister_alternatives(struct sy_alt_entry *start,
 /* At the library's unload: see runtime_const.c's rc_fini(). */
 static int free_all_locked(void)
 {
-	while (tables) {
-		struct alt_table *t = tables;
-
-		tables = t->next;
-		free(t);
-	}
+	sy_tablist_free_all(&tables);
 	return 0;
 }
 

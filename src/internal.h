@@ -324,6 +324,23 @@ SWITCHYARD_API int sy__register_runtime_consts(struct sy_rc_entry *start,
 SWITCHYARD_API int sy__unregister_runtime_consts(struct sy_rc_entry *start,
 						 struct sy_rc_entry *stop);
 
+/* ---- lists of registered record tables (objects.c) ----------------------- */
+/* One object's table of records (runtime_const.c, alternative.c). */
+struct sy_tablist {
+	void *start, *stop;
+	struct sy_tablist *next;
+};
+/* Add [start, stop) to *list: the entry, with *fresh false if the table
+ * was there already (LTO: the same table twice), or NULL (no memory).
+ * Patch lock held. */
+SY_HIDDEN struct sy_tablist *sy_tablist_add(struct sy_tablist **list,
+					    void *start, void *stop,
+					    bool *fresh);
+/* Remove the table starting at start: 0 or -ENOENT. Patch lock held. */
+SY_HIDDEN int sy_tablist_del(struct sy_tablist **list, const void *start);
+/* Free them all (the library is being unloaded). Patch lock held. */
+SY_HIDDEN void sy_tablist_free_all(struct sy_tablist **list);
+
 /* ---- alternatives (alternative.c) ---------------------------------------- */
 /* One record, as the header's asm emits it (16 bytes; see
  * include/switchyard/arch/x86_64_alternative.h). */

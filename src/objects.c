@@ -251,3 +251,47 @@ void sy_check_split_key(const void *key, bool call)
 	       (void *)key,
 	       (void *)q.addr, info.dli_fname, call ? "call" : "key");
 }
+
+struct sy_tablist *sy_tablist_add(struct sy_tablist **list, void *start,
+				  void *stop, bool *fresh)
+{
+	struct sy_tablist *t;
+
+	*fresh = false;
+	for (t = *list; t; t = t->next)
+		if (t->start == start)
+			return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->start = start;
+	t->stop = stop;
+	t->next = *list;
+	*list = t;
+	*fresh = true;
+	return t;
+}
+
+int sy_tablist_del(struct sy_tablist **list, const void *start)
+{
+	for (struct sy_tablist **pt = list; *pt; pt = &(*pt)->next) {
+		struct sy_tablist *t = *pt;
+
+		if (t->start != start)
+			continue;
+		*pt = t->next;
+		free(t);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void sy_tablist_free_all(struct sy_tablist **list)
+{
+	while (*list) {
+		struct sy_tablist *t = *list;
+
+		*list = t->next;
+		free(t);
+	}
+}

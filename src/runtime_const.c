@@ -48,12 +48,7 @@ static const struct rc_value *value_of(const void *sym)
 
 #ifdef SY_RC_GUARD_JMP
 
-struct rc_table {
-	struct sy_rc_entry *start, *stop;
-	struct rc_table *next;
-};
-
-static struct rc_table *tables;		/* patch lock */
+static struct sy_tablist *tables;		/* patch lock */
 
 static uintptr_t rc_code(const struct sy_rc_entry *e)
 {
@@ -85,10 +80,10 @@ static bool rc_valid(const struct sy_rc_entry *e)
 }
 
 struct rc_src {
-	struct rc_table *table;		/* NULL: every table */
+	struct sy_tablist *table;		/* NULL: every table */
 	const struct rc_value *v;	/* NULL: every initialised variable */
 	bool guard;			/* step 3, else step 1 */
-	struct rc_table *t;
+	struct sy_tablist *t;
 	struct sy_rc_entry *e;
 };
 
@@ -105,7 +100,7 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 	struct rc_src *s = ctx;
 
 	while (s->t) {
-		while (s->e < s->t->stop) {
+		while (s->e < (struct sy_rc_entry *)s->t->stop) {
 			struct sy_rc_entry *e = s->e++;
 			const struct rc_value *v = s->v ? s->v : value_of(e->sym);
 			uintptr_t code = rc_code(e);
@@ -137,7 +132,7 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 }
 
 /* Steps 1 to 3 for the sites of v (or of every value) in table (or all). */
-static int rc_apply(struct rc_table *table, const struct rc_value *v)
+static int rc_apply(struct sy_tablist *table, const struct rc_value *v)
 {
 	struct rc_src s = { table, v, false, NULL, NULL };
 	struct sy_poke_src src = { rc_rewind, rc_next, &s };
@@ -156,45 +151,24 @@ static int apply_value(const struct rc_value *v)
 
 static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
 {
-	struct rc_table *t;
+	bool fresh;
+	struct sy_tablist *t = sy_tablist_add(&tables, start, stop, &fresh);
 
-	for (t = tables; t; t = t->next)
-		if (t->start == start)
-			return 0;	/* LTO: the same table twice */
-	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->start = start;
-	t->stop = stop;
-	t->next = tables;
-	tables = t;
 	/* the values set so far, before the object's code runs: an error
 	 * leaves its sites on the variable (correct) and is reported */
-	return values ? rc_apply(t, NULL) : 0;
+	return fresh && values ? rc_apply(t, NULL) : 0;
 }
 
 static void free_tables_locked(void)
 {
-	while (tables) {
-		struct rc_table *t = tables;
-
-		tables = t->next;
-		free(t);
-	}
+	sy_tablist_free_all(&tables);
 }
 
 static int unregister_locked(struct sy_rc_entry *start)
 {
-	for (struct rc_table **pt = &tables; *pt; pt = &(*pt)->next) {
-		struct rc_table *t = *pt;
-
-		if (t->start != start)
-			continue;
-		*pt = t->next;
-		free(t);
-		return 0;
-	}
-	return -ENOENT;
+	return sy_tablist_del(&tables, start);
 }
 
 #else /* no patched sites: the header reads the variable */
