@@ -23,7 +23,11 @@
  *
  * static_cpu_has(feature) (and cpu_feature_enabled(), the same here) is a
  * patched branch: a 5-byte NOP where the feature is present, a jump to the
- * "absent" code where it is not. feature must be a constant. Any C code
+ * "absent" code where it is not. feature must be a constant. Its unpatched
+ * form calls boot_cpu_has(): in a small leaf function that call can make
+ * the compiler save registers on every entry (measured in
+ * switchyard_memcpy, which uses an ALTERNATIVE jump to a safe default
+ * instead). Any C code
  * can be chosen this way, with any prototype; the compiler sees both
  * branches and may inline either. switchyard_alternative_call(f, feature,
  * g, args...) calls g(args) when the feature is present, else f(args);
