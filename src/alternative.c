@@ -78,8 +78,10 @@ static int alt_compute(const struct sy_alt_entry *e,
 	if (r)
 		goto bad;
 	for (const struct sy_alt_entry *a = e; a < end; a++) {
-		if (a->len != e->len || a->repl_len > e->len)
+		if (a->len != e->len || a->repl_len > e->len) {
+			r = -EINVAL;
 			goto bad;
+		}
 		if (applies(a))
 			s->chosen = a;
 	}
@@ -208,9 +210,12 @@ static bool alt_next(void *ctx, struct sy_poke_desc *d)
 			s->e = end;
 			if (e->feature & ALT_REFUSED)
 				continue;	/* reported at the first pass */
-			if (alt_compute(e, end, &s->site) ||
-			    !memcmp(s->site.old, s->site.new_, s->site.len))
-				continue;	/* reported, or nothing to do */
+			if (alt_compute(e, end, &s->site)) {
+				e->feature |= ALT_REFUSED;	/* reported */
+				continue;
+			}
+			if (!memcmp(s->site.old, s->site.new_, s->site.len))
+				continue;	/* nothing to do */
 			f = (s->site.chosen ? s->site.chosen : e)->feature;
 			name = switchyard_cpu_feature_name(f & 0x3fffu);
 			snprintf(s->what, sizeof(s->what),

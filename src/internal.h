@@ -323,6 +323,10 @@ SWITCHYARD_API int sy__register_runtime_consts(struct sy_rc_entry *start,
 					       struct sy_rc_entry *stop);
 SWITCHYARD_API int sy__unregister_runtime_consts(struct sy_rc_entry *start,
 						 struct sy_rc_entry *stop);
+/* runtime_const_init() of n variables at once: the same two batches and
+ * syncs for all (the library's start-up: the copy routine's thresholds). */
+SY_HIDDEN int sy_runtime_const_init_n(const void *const *syms,
+				      const size_t *sizes, size_t n);
 
 /* ---- lists of registered record tables (objects.c) ----------------------- */
 /* One object's table of records (runtime_const.c, alternative.c). */

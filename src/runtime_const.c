@@ -33,10 +33,11 @@ struct rc_value {
 	const void *sym;
 	uint64_t value;		/* as read at init, in sym's size */
 	size_t size;
+	bool pending;		/* being initialised (init_locked) */
 	struct rc_value *next;
 };
 
-static struct rc_value *values;	/* patch lock; never freed: init once */
+static struct rc_value *values;	/* patch lock; freed at unload */
 
 static const struct rc_value *value_of(const void *sym)
 {
@@ -81,7 +82,8 @@ static bool rc_valid(const struct sy_rc_entry *e)
 
 struct rc_src {
 	struct sy_tablist *table;		/* NULL: every table */
-	const struct rc_value *v;	/* NULL: every initialised variable */
+	bool pending;			/* only the values being initialised,
+					   else every initialised one */
 	bool guard;			/* step 3, else step 1 */
 	struct sy_tablist *t;
 	struct sy_rc_entry *e;
@@ -102,10 +104,10 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 	while (s->t) {
 		while (s->e < (struct sy_rc_entry *)s->t->stop) {
 			struct sy_rc_entry *e = s->e++;
-			const struct rc_value *v = s->v ? s->v : value_of(e->sym);
+			const struct rc_value *v = value_of(e->sym);
 			uintptr_t code = rc_code(e);
 
-			if (!e->sym || (s->v && e->sym != s->v->sym) || !v ||
+			if (!e->sym || !v || (s->pending && !v->pending) ||
 			    !rc_valid(e))
 				continue;
 			memset(d, 0, sizeof(*d));
@@ -131,10 +133,11 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 	return false;
 }
 
-/* Steps 1 to 3 for the sites of v (or of every value) in table (or all). */
-static int rc_apply(struct sy_tablist *table, const struct rc_value *v)
+/* Steps 1 to 3 for the sites of the pending values (or of every value) in
+ * table (or all): two batches, two syncs, however many variables. */
+static int rc_apply(struct sy_tablist *table, bool pending)
 {
-	struct rc_src s = { table, v, false, NULL, NULL };
+	struct rc_src s = { table, pending, false, NULL, NULL };
 	struct sy_poke_src src = { rc_rewind, rc_next, &s };
 	int r = sy_poke_apply(&src);		/* 1 and 2 */
 
@@ -144,9 +147,9 @@ static int rc_apply(struct sy_tablist *table, const struct rc_value *v)
 	return sy_poke_apply(&src);		/* 3 */
 }
 
-static int apply_value(const struct rc_value *v)
+static int apply_pending(void)
 {
-	return tables ? rc_apply(NULL, v) : 0;
+	return tables ? rc_apply(NULL, true) : 0;
 }
 
 static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
@@ -158,7 +161,7 @@ static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
 		return -ENOMEM;
 	/* the values set so far, before the object's code runs: an error
 	 * leaves its sites on the variable (correct) and is reported */
-	return fresh && values ? rc_apply(t, NULL) : 0;
+	return fresh && values ? rc_apply(t, false) : 0;
 }
 
 static void free_tables_locked(void)
@@ -173,9 +176,8 @@ static int unregister_locked(struct sy_rc_entry *start)
 
 #else /* no patched sites: the header reads the variable */
 
-static int apply_value(const struct rc_value *v)
+static int apply_pending(void)
 {
-	(void)v;
 	return 0;
 }
 
@@ -198,38 +200,73 @@ static void free_tables_locked(void)
 #endif
 
 /* init once: the same value again is fine, another one is refused (in
- * every build, so that the API behaves the same everywhere) */
-static int init_locked(const void *sym, size_t size)
+ * every build, so that the API behaves the same everywhere). Several
+ * variables at once share the two batches (and their syncs): all or
+ * nothing. */
+static uint64_t value_now(const void *sym, size_t size)
 {
-	struct rc_value *v;
 	uint64_t now = 0;
-	int r;
 
 	memcpy(&now, sym, size);
-	v = (struct rc_value *)value_of(sym);
-	if (v)
-		return v->value == now && v->size == size ? 0 : -EBUSY;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	v->sym = sym;
-	v->value = now;
-	v->size = size;
-	r = apply_value(v);
-	if (r) {
-		free(v);	/* the engine undid its batch */
-		return r;
+	return now;
+}
+
+static int init_locked(const void *const *syms, const size_t *sizes,
+		       size_t n)
+{
+	struct rc_value *v, **pv;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		v = (struct rc_value *)value_of(syms[i]);
+		if (v && (v->value != value_now(syms[i], sizes[i]) ||
+			  v->size != sizes[i]))
+			return -EBUSY;
 	}
-	v->next = values;
-	values = v;
-	return 0;
+	r = 0;
+	for (size_t i = 0; i < n && !r; i++) {
+		if (value_of(syms[i]))
+			continue;	/* set already, or twice in syms */
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			r = -ENOMEM;
+			break;
+		}
+		v->sym = syms[i];
+		v->value = value_now(syms[i], sizes[i]);
+		v->size = sizes[i];
+		v->pending = true;
+		v->next = values;
+		values = v;
+	}
+	if (!r)
+		r = apply_pending();
+	/* done, or failed (the engine undid its batch): forget the new
+	 * values then */
+	for (pv = &values; (v = *pv) != NULL;) {
+		if (v->pending && r) {
+			*pv = v->next;
+			free(v);
+			continue;
+		}
+		v->pending = false;
+		pv = &v->next;
+	}
+	return r;
+}
+
+int sy_runtime_const_init_n(const void *const *syms, const size_t *sizes,
+			    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!syms[i] || (sizes[i] != 8 && sizes[i] != 4))
+			return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(init_locked(syms, sizes, n)));
 }
 
 int switchyard_runtime_const_init(const void *sym, size_t size)
 {
-	if (!sym || (size != 8 && size != 4))
-		return -EINVAL;
-	return SY_GUARDED(SY_LOCKED(init_locked(sym, size)));
+	return sy_runtime_const_init_n(&sym, &size, 1);
 }
 
 int sy__register_runtime_consts(struct sy_rc_entry *start,

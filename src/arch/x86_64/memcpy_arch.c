@@ -361,12 +361,16 @@ int sy_arch_mc_init(const struct sy_mc_config *c)
 #ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	r = sy__register_runtime_consts(__start_sy_runtime_const,
 					__stop_sy_runtime_const);
-	if (!r)
-		r = runtime_const_init(u32, mc_flavour);
-	if (!r)
-		r = runtime_const_init(u32, mc_short_max);
-	if (!r)
-		r = runtime_const_init(u32, mc_rep_min);
+	if (!r) {
+		/* one init for the three: two syncs, not six, at every
+		 * process's start-up */
+		static const void *const syms[] = {
+			&mc_flavour, &mc_short_max, &mc_rep_min,
+		};
+		static const size_t sizes[] = { 4, 4, 4 };
+
+		r = sy_runtime_const_init_n(syms, sizes, 3);
+	}
 	return r ? r : 1;
 #else
 	(void)r;
