@@ -16,7 +16,9 @@
  *     (bytes other than 1 or 2 are refused, named, and nothing written),
  *     then written and synced.
  * Step 3 rewrites several instructions at once, which is safe only because
- * no thread runs them yet: the object's constructors have not run, and for
+ * no thread runs them yet (so this is not cross-modifying code, and the
+ * SDM vol. 3 8.1.3 protocol reduces to the engine's sync after the write,
+ * for whichever core first runs the object): the object's constructors have not run, and for
  * a library being opened, dlopen() has not returned its handle (the same
  * premise as static call registration; doc/DESIGN.md "Known limits"). A
  * site already holding its new bytes is left alone (the same table twice:
