@@ -7,8 +7,15 @@
  * Sizes 1..64 each, then 16 an octave to 8192. Four conditions: source and
  * destination 64-byte aligned, or misaligned (source + 3, destination +
  * 17); each size fixed, or drawn uniformly from [n - w, n + w] (w = n/4,
- * at least 2) in a sequence of 4096 no branch predictor learns, the same
- * sequence for every contender. Every contender is called through a
+ * at least 2) from a sequence of 65,536 read on from batch to batch, so
+ * that no contender meets the same sizes in the same order twice within
+ * a point. (A shorter sequence, restarted each batch, was learnt: with
+ * 2,000-4,000 calls a batch repeating the same random sizes, the branch
+ * predictor of this Xeon learnt the order for code with few branches a
+ * call - glibc's memcpy at random sizes 48..80 took 3.5 ns a call with a
+ * repeating 4,096, 7.9 ns with 65,536 or 1 M - and the random conditions
+ * then measured how well a contender's branches were memorised.) Every
+ * contender is called through a
  * volatile function pointer (glibc's memcpy: the address the dynamic
  * linker's IFUNC resolution gives, i.e. the implementation glibc chose
  * for this CPU), in batches of K calls (K: about 10 us of the slowest),
@@ -33,7 +40,7 @@
 
 #include "stats.h"
 
-#define NSEQ 4096
+#define NSEQ 65536
 #define MAXSIZE (8192 + 2048)
 
 enum { C_SHORT, C_SSE2, C_AVX2, C_AVX512, C_REP, C_SY, C_LIBC, NC };
@@ -47,18 +54,22 @@ static const char *const condname[4] = {
 
 static switchyard_memcpy_fn fn[NC];
 static unsigned char *src_buf, *dst_buf;
-static uint32_t seq[NSEQ];
+static uint16_t seq[NSEQ];
+static unsigned seq_pos;	/* where the next batch starts */
 
 static __attribute__((noinline)) double
 time_batch(switchyard_memcpy_fn f, unsigned char *d, const unsigned char *s,
 	   unsigned k)
 {
 	switchyard_memcpy_fn volatile fv = f;
+	unsigned p = seq_pos;
 	double t0 = bench_now_ns();
 
 	for (unsigned i = 0; i < k; i++)
-		fv(d, s, seq[i & (NSEQ - 1)]);
-	return bench_now_ns() - t0;
+		fv(d, s, seq[(p + i) & (NSEQ - 1)]);
+	t0 = bench_now_ns() - t0;
+	seq_pos = p + k;
+	return t0;
 }
 
 static void print_cpu(void)
@@ -197,8 +208,8 @@ int main(int argc, char **argv)
 				x ^= x << 13;
 				x ^= x >> 7;
 				x ^= x << 17;
-				seq[i] = rnd ? lo + (unsigned)(x >> 20) %
-						       (hi - lo + 1) : n;
+				seq[i] = (uint16_t)(rnd ? lo + (unsigned)(x >> 20) %
+						       (hi - lo + 1) : n);
 			}
 			for (int c = 0; c < NC; c++) {
 				if (!fn[c])

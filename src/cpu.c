@@ -45,6 +45,7 @@ static const struct {
 	{ X86_FEATURE_FSRC, "fsrc" },
 	{ X86_FEATURE_ABM, "abm" },
 	{ X86_FEATURE_REP_GOOD, "rep_good" },
+	{ X86_FEATURE_AVX512_COPY, "avx512_copy" },
 };
 
 struct cpu_state {
@@ -55,8 +56,8 @@ struct cpu_state {
 static struct cpu_state state;
 static int ready;	/* see cpu_state() */
 
-/* Hide the features SWITCHYARD_CPU_MASK names ("erms,fsrm"). */
-static void apply_mask(uint32_t *words)
+/* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap. */
+static void read_mask(uint32_t *words)
 {
 	const char *env = getenv("SWITCHYARD_CPU_MASK");
 	char name[32];
@@ -72,8 +73,8 @@ static void apply_mask(uint32_t *words)
 			     i++) {
 				if (strcmp(names[i].name, name))
 					continue;
-				words[names[i].feature / 32] &=
-					~(1u << names[i].feature % 32);
+				words[names[i].feature / 32] |=
+					1u << names[i].feature % 32;
 				known = true;
 			}
 		}
@@ -97,13 +98,22 @@ static void apply_mask(uint32_t *words)
 static const struct cpu_state *cpu_state(void)
 {
 	struct cpu_state s;
+	uint32_t mask[SWITCHYARD_CPU_WORDS];
 	int expect = 0;
 
 	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) == 2)
 		return &state;
 	memset(&s, 0, sizeof(s));
+	memset(mask, 0, sizeof(mask));
 	sy_arch_cpu_probe(&s.cpu, s.words);
-	apply_mask(s.words);
+	read_mask(mask);
+	/* the mask before the synthetic features are derived (masking
+	 * avx512f hides avx512_copy), and after (they can be masked too) */
+	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
+		s.words[i] &= ~mask[i];
+	sy_arch_cpu_synthetic(&s.cpu, s.words);
+	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
+		s.words[i] &= ~mask[i];
 	if (__atomic_compare_exchange_n(&ready, &expect, 1, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 		state = s;

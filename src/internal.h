@@ -71,6 +71,7 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *                        before the call returns
  *   sy_arch_cpu_probe    the CPU's identity and feature words
  *                        (<switchyard/cpufeature.h>)
+ *   sy_arch_cpu_synthetic  the synthetic features, from the others
  *   sy_arch_cpu_relax    a spin-wait hint
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
  * The generic poke engine (poke.c) does the patching in between.
@@ -106,6 +107,9 @@ SY_HIDDEN void sy_arch_nop_fill(uint8_t *buf, size_t len);
 /* src/arch/<arch>/cpu_probe.c: fill *cpu and words (zeroed by the caller) */
 SY_HIDDEN void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 				 uint32_t words[SWITCHYARD_CPU_WORDS]);
+/* ... and the synthetic features, from the words left after the mask */
+SY_HIDDEN void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
+				     uint32_t words[SWITCHYARD_CPU_WORDS]);
 
 /* ---- logging (log.c) ---------------------------------------------------- */
 SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)

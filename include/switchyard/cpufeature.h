@@ -12,7 +12,11 @@
  * only when the OS enables their register state (XCR0 through XGETBV, with
  * OSXSAVE), as the kernel clears them when it does not. Synthetic
  * features: X86_FEATURE_REP_GOOD (the kernel's "rep movs/stos are fast
- * here": Intel family 6 and 15, AMD and Hygon from family 0x10).
+ * here": Intel family 6 and 15, AMD and Hygon from family 0x10), and
+ * X86_FEATURE_AVX512_COPY, this library's ("avx512_copy": 512-bit copies
+ * measured faster than 256-bit ones on this CPU model, with AVX512F, VL
+ * and AVX2; switchyard_memcpy's AVX-512 flavour). Synthetic features are
+ * derived from the features left after the mask below.
  *
  * SWITCHYARD_CPU_MASK=erms,fsrm,... in the environment hides features (the
  * names /proc/cpuinfo uses), for tests and for users who want another
@@ -75,6 +79,7 @@ extern "C" {
 #define X86_FEATURE_FSRC	SY__F(5, 12)	/* fast short rep cmpsb/scasb */
 #define X86_FEATURE_ABM		SY__F(6, 5)	/* lzcnt */
 #define X86_FEATURE_REP_GOOD	SY__F(7, 0)	/* synthetic */
+#define X86_FEATURE_AVX512_COPY	SY__F(7, 1)	/* synthetic, this library's */
 
 /* The vendor, family, model and stepping (family and model with their
  * extended parts, as /proc/cpuinfo shows them). */

@@ -12,3 +12,10 @@ void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 	(void)words;
 	strcpy(cpu->vendor, "unknown");
 }
+
+void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
+			   uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	(void)cpu;
+	(void)words;
+}

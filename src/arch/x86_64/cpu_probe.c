@@ -90,12 +90,35 @@ void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 		clear(words, X86_FEATURE_AVX512BW);
 		clear(words, X86_FEATURE_AVX512VL);
 	}
+}
 
-	/* synthetic: the kernel's REP_GOOD (arch/x86/kernel/cpu/intel.c and
-	 * amd.c set it for these) */
-	if ((!strcmp(cpu->vendor, "GenuineIntel") && (fam == 6 || fam == 15)) ||
-	    ((!strcmp(cpu->vendor, "AuthenticAMD") ||
-	      !strcmp(cpu->vendor, "HygonGenuine")) && fam >= 0x10))
+/*
+ * Synthetic features, from the features left after SWITCHYARD_CPU_MASK
+ * (so that masking avx512f also hides what depends on it):
+ *  - REP_GOOD, the kernel's "rep movs/stos are fast here": its
+ *    arch/x86/kernel/cpu/intel.c and amd.c set it for these families;
+ *  - AVX512_COPY, this library's: 512-bit loads and stores measured
+ *    faster than 256-bit ones for copies on this model (switchyard_memcpy
+ *    takes its AVX-512 flavour: doc/BENCHMARKS.md "[7/10] The copy
+ *    routine"). Intel family 6 model 207 (Emerald Rapids) only: on
+ *    Skylake-SP 512-bit instructions lower the core's clock for what runs
+ *    after them (why glibc avoids them there), and no other model was
+ *    measured. Needs AVX512F, AVX512VL (ymm16-31) and AVX2.
+ */
+void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
+			   uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	bool intel = !strcmp(cpu->vendor, "GenuineIntel");
+	bool amd = !strcmp(cpu->vendor, "AuthenticAMD") ||
+		   !strcmp(cpu->vendor, "HygonGenuine");
+
+	if ((intel && (cpu->family == 6 || cpu->family == 15)) ||
+	    (amd && cpu->family >= 0x10))
 		words[X86_FEATURE_REP_GOOD / 32] |=
 			1u << X86_FEATURE_REP_GOOD % 32;
+	if (intel && cpu->family == 6 && cpu->model == 207 &&
+	    has(words, X86_FEATURE_AVX512F) &&
+	    has(words, X86_FEATURE_AVX512VL) && has(words, X86_FEATURE_AVX2))
+		words[X86_FEATURE_AVX512_COPY / 32] |=
+			1u << X86_FEATURE_AVX512_COPY % 32;
 }

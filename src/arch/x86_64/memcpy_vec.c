@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch/x86_64/memcpy_vec.c - switchyard_memcpy()'s entry and its AVX2 and
+ * AVX-512 flavours, in assembly (the SSE2 flavour, the strategies'
+ * table and the start-up are C, in memcpy_arch.c).
+ *
+ * Why assembly: the goals ([7/10]) are within 5% of the best strategy and
+ * no slower than glibc at every size from 1 byte, where a copy costs 8-15
+ * cycles and one instruction shows. The C version paid for what a compiler
+ * adds and cannot be told not to: vzeroupper on every path that touched
+ * a ymm register (no way to ask for ymm16-31, which need none), a
+ * run-time-constant test before the smallest sizes, the loop's own entry
+ * checks after the dispatcher's (doc/BENCHMARKS.md "[7/10] The copy
+ * routine" has the before and after).
+ *
+ * The entry, one 5-byte alternative (the library's own sy_altinstr
+ * records, applied by alternative.c when the library loads):
+ *
+ *   as compiled      jmp sy__mc_dispatch_sse2   right on every x86-64,
+ *                                               also where patching fails
+ *   AVX2             jmp avx2                   (replacement 1)
+ *   AVX512_COPY      NOP5: falls into the       (replacement 2; the last
+ *                    AVX-512 flavour below       that applies wins)
+ *
+ * Both flavours by size, n in rdx (no threshold below 129 bytes: the
+ * short moves are the fastest there by construction, one branch per size
+ * class and no loop):
+ *
+ *   size        AVX-512 (zmm16-31, no vzeroupper)   AVX2 (ymm0-11)
+ *   0           nothing                              the same
+ *   1..3        bytes 0, n/2, n-1                    the same
+ *   4..7        4 + 4 bytes, overlapping             the same
+ *   8..15       8 + 8                                the same
+ *   16..31      16 + 16 (xmm, VEX: no upper state)   the same
+ *   32..63      32 + 32 (ymm16, ymm17)               32 + 32
+ *   64..128     64 + 64                              2 x 32 + 2 x 32
+ *   > 128       rep movsb if n >= rep_min (a run-time constant)
+ *   129..256    2 x 64 + 2 x 64                      4 x 32 + 4 x 32
+ *   257..512    4 x 64 + 4 x 64                      loop
+ *   beyond      loop                                 loop
+ *
+ * Every "a + b" loads the first a and the last b bytes (they overlap in the
+ * middle), all loads before the first store. The loop: the first and the
+ * last 4 vectors are loaded up front and stored unaligned at the end;
+ * between them, 4 aligned stores an iteration from the first aligned
+ * address after the first 4 vectors' start (the stores overlap the end
+ * vectors with the same bytes: the buffers do not overlap). vzeroupper
+ * before every return of the AVX2 flavour (a dirty upper state slows the
+ * SSE code that follows: Intel's optimisation manual, "Mixing AVX code
+ * with SSE code"); the AVX-512 flavour only touches zmm16-31, which SSE
+ * code cannot name, and xmm0/1 through VEX encodings, which zero the
+ * upper bits: no dirty state to clean.
+ *
+ * short_max has no effect in these flavours: up to 256 bytes the short
+ * moves and the loop's unaligned prologue are the same code.
+ *
+ * Written from the description above, not from glibc's or the kernel's
+ * code. Registers: rdi dst, rsi src, rdx n; rax holds dst from the first
+ * instruction (the return value); rcx, r8, r9 scratch. No stack: the CFI
+ * is the entry's (return address at rsp) throughout.
+ */
+#include "../../memcpy_impl.h"
+
+/*
+ * A run-time constant compare: rcx = rep_min (zero-extended), flags = n
+ * against it. The record and guard are runtime_const_u32()'s
+ * (arch/x86_64_runtime_const.h): JMP32 to code that reads the variable,
+ * turned into TEST32 once the immediate holds the value.
+ */
+#define RC_CMP_REP_MIN(id)                                                     \
+	".Lrc_guard" #id ":\n\t"                                               \
+	".byte 0xe9\n\t"                                                       \
+	".long .Lrc_ool" #id " - .Lrc_imm" #id "\n"                            \
+	".Lrc_imm" #id ":\n\t"                                                 \
+	"movl $0x12345678, %ecx\n"                                             \
+	".Lrc_end" #id ":\n\t"                                                 \
+	"cmpq %rcx, %rdx\n\t"                                                  \
+	".pushsection sy_runtime_const, \"aw\"\n\t"                            \
+	".balign 8\n\t"                                                        \
+	".quad sy__mc_rep_min\n\t"                                             \
+	".long .Lrc_guard" #id " - .\n\t"                                      \
+	".byte .Lrc_end" #id " - .Lrc_guard" #id ", 4, 0, 0\n\t"               \
+	".popsection\n\t"                                                      \
+	".pushsection .text.unlikely.sy_runtime_const, \"ax\", @progbits\n"   \
+	".Lrc_ool" #id ":\n\t"                                                 \
+	"movl sy__mc_rep_min(%rip), %ecx\n\t"                                  \
+	"jmp .Lrc_end" #id "\n\t"                                              \
+	".popsection\n\t"
+
+#define FUNC(name)                                                             \
+	".globl " #name "\n\t"                                                 \
+	".hidden " #name "\n\t"                                                \
+	".type " #name ", @function\n"                                         \
+	#name ":\n\t"                                                          \
+	".cfi_startproc\n\t"
+#define ENDFUNC(name)                                                          \
+	".cfi_endproc\n\t"                                                     \
+	".size " #name ", . - " #name "\n\t"
+
+__asm__(
+	".text\n\t"
+
+	/* ---- the entry, and the AVX-512 flavour ----------------------- */
+	".p2align 6\n\t"
+	".globl switchyard_memcpy\n\t"
+	".type switchyard_memcpy, @function\n"
+	"switchyard_memcpy:\n\t"
+	".cfi_startproc\n\t"
+	ALTERNATIVE_2(".byte 0xe9\n\t.long sy__mc_dispatch_sse2 - . - 4",
+		      ".byte 0xe9\n\t.long sy__mc_avx2 - . - 4",
+		      X86_FEATURE_AVX2, "", X86_FEATURE_AVX512_COPY)
+	"movq %rdi, %rax\n"
+	".Le_body:\n\t"
+	"cmpq $64, %rdx\n\t"
+	"jb .Le_lt64\n\t"
+	"vmovdqu64 (%rsi), %zmm16\n\t"
+	"cmpq $128, %rdx\n\t"
+	"ja .Le_gt128\n\t"
+	"vmovdqu64 -64(%rsi,%rdx), %zmm17\n\t"
+	"vmovdqu64 %zmm16, (%rdi)\n\t"
+	"vmovdqu64 %zmm17, -64(%rdi,%rdx)\n\t"
+	"ret\n"
+	".Le_lt64:\n\t"
+	"cmpl $32, %edx\n\t"
+	"jb .Lmc_small\n\t"
+	"vmovdqu64 (%rsi), %ymm16\n\t"
+	"vmovdqu64 -32(%rsi,%rdx), %ymm17\n\t"
+	"vmovdqu64 %ymm16, (%rdi)\n\t"
+	"vmovdqu64 %ymm17, -32(%rdi,%rdx)\n\t"
+	"ret\n"
+
+	/* 0..31 bytes, both flavours: general registers and xmm0/1 (VEX) */
+	".Lmc_small:\n\t"
+	"cmpl $16, %edx\n\t"
+	"jae .Ls16\n\t"
+	"cmpl $8, %edx\n\t"
+	"jae .Ls8\n\t"
+	"cmpl $4, %edx\n\t"
+	"jae .Ls4\n\t"
+	"testl %edx, %edx\n\t"
+	"jz .Ls0\n\t"
+	/* 1, 2, 3: bytes 0, n/2 and n-1 cover them all, no branch */
+	"movl %edx, %r9d\n\t"
+	"shrl $1, %r9d\n\t"
+	"movzbl (%rsi), %ecx\n\t"
+	"movzbl (%rsi,%r9), %r8d\n\t"
+	"movzbl -1(%rsi,%rdx), %esi\n\t"
+	"movb %cl, (%rdi)\n\t"
+	"movb %r8b, (%rdi,%r9)\n\t"
+	"movb %sil, -1(%rdi,%rdx)\n"
+	".Ls0:\n\t"
+	"ret\n"
+	".Ls4:\n\t"
+	"movl (%rsi), %ecx\n\t"
+	"movl -4(%rsi,%rdx), %r8d\n\t"
+	"movl %ecx, (%rdi)\n\t"
+	"movl %r8d, -4(%rdi,%rdx)\n\t"
+	"ret\n"
+	".Ls8:\n\t"
+	"movq (%rsi), %rcx\n\t"
+	"movq -8(%rsi,%rdx), %r8\n\t"
+	"movq %rcx, (%rdi)\n\t"
+	"movq %r8, -8(%rdi,%rdx)\n\t"
+	"ret\n"
+	".Ls16:\n\t"
+	"vmovdqu (%rsi), %xmm0\n\t"
+	"vmovdqu -16(%rsi,%rdx), %xmm1\n\t"
+	"vmovdqu %xmm0, (%rdi)\n\t"
+	"vmovdqu %xmm1, -16(%rdi,%rdx)\n\t"
+	"ret\n"
+
+	/* 129.. (zmm16 holds the first 64 bytes) */
+	".Le_gt128:\n\t"
+	RC_CMP_REP_MIN(1)
+	"jae .Lmc_rep\n"
+	".Le_129:\n\t"
+	"cmpq $256, %rdx\n\t"
+	"ja .Le_gt256\n\t"
+	"vmovdqu64 64(%rsi), %zmm17\n\t"
+	"vmovdqu64 -128(%rsi,%rdx), %zmm18\n\t"
+	"vmovdqu64 -64(%rsi,%rdx), %zmm19\n\t"
+	"vmovdqu64 %zmm16, (%rdi)\n\t"
+	"vmovdqu64 %zmm17, 64(%rdi)\n\t"
+	"vmovdqu64 %zmm18, -128(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm19, -64(%rdi,%rdx)\n\t"
+	"ret\n"
+	".Le_gt256:\n\t"
+	"vmovdqu64 64(%rsi), %zmm17\n\t"
+	"vmovdqu64 128(%rsi), %zmm18\n\t"
+	"vmovdqu64 192(%rsi), %zmm19\n\t"
+	"vmovdqu64 -256(%rsi,%rdx), %zmm20\n\t"
+	"vmovdqu64 -192(%rsi,%rdx), %zmm21\n\t"
+	"vmovdqu64 -128(%rsi,%rdx), %zmm22\n\t"
+	"vmovdqu64 -64(%rsi,%rdx), %zmm23\n\t"
+	"cmpq $512, %rdx\n\t"
+	"ja .Le_loop\n"
+	".Le_store8:\n\t"
+	"vmovdqu64 %zmm16, (%rdi)\n\t"
+	"vmovdqu64 %zmm17, 64(%rdi)\n\t"
+	"vmovdqu64 %zmm18, 128(%rdi)\n\t"
+	"vmovdqu64 %zmm19, 192(%rdi)\n\t"
+	"vmovdqu64 %zmm20, -256(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm21, -192(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm22, -128(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm23, -64(%rdi,%rdx)\n\t"
+	"ret\n"
+	/* n > 512: r8 = src - dst, rcx = p (aligned), r9 = the last 4
+	 * vectors' place; p <= dst + 256 < r9, so at least one iteration,
+	 * and p < r9 keeps every store below dst + n */
+	".Le_loop:\n\t"
+	"movq %rsi, %r8\n\t"
+	"subq %rdi, %r8\n\t"
+	"leaq 256(%rdi), %rcx\n\t"
+	"andq $-64, %rcx\n\t"
+	"leaq -256(%rdi,%rdx), %r9\n\t"
+	".p2align 4\n"
+	".Le_iter:\n\t"
+	"vmovdqu64 (%rcx,%r8), %zmm24\n\t"
+	"vmovdqu64 64(%rcx,%r8), %zmm25\n\t"
+	"vmovdqu64 128(%rcx,%r8), %zmm26\n\t"
+	"vmovdqu64 192(%rcx,%r8), %zmm27\n\t"
+	"vmovdqa64 %zmm24, (%rcx)\n\t"
+	"vmovdqa64 %zmm25, 64(%rcx)\n\t"
+	"vmovdqa64 %zmm26, 128(%rcx)\n\t"
+	"vmovdqa64 %zmm27, 192(%rcx)\n\t"
+	"addq $256, %rcx\n\t"
+	"cmpq %r9, %rcx\n\t"
+	"jb .Le_iter\n\t"
+	"jmp .Le_store8\n"
+
+	/* rep movsb; rax holds dst already */
+	".Lmc_rep:\n\t"
+	"movq %rdx, %rcx\n\t"
+	"rep movsb\n\t"
+	"ret\n\t"
+	".cfi_endproc\n\t"
+	".size switchyard_memcpy, . - switchyard_memcpy\n\t"
+
+	/* the AVX-512 loop alone (and the short moves: the same code) */
+	".p2align 4\n\t"
+	FUNC(sy__mc_avx512_loop)
+	"movq %rdi, %rax\n\t"
+	"cmpq $128, %rdx\n\t"
+	"jbe .Le_body\n\t"
+	"vmovdqu64 (%rsi), %zmm16\n\t"
+	"jmp .Le_129\n\t"
+	ENDFUNC(sy__mc_avx512_loop)
+
+	/* ---- the AVX2 flavour ----------------------------------------- */
+	".p2align 6\n\t"
+	FUNC(sy__mc_avx2)
+	"movq %rdi, %rax\n"
+	".La_body:\n\t"
+	"cmpq $32, %rdx\n\t"
+	"jb .Lmc_small\n\t"
+	"vmovdqu (%rsi), %ymm0\n\t"
+	"cmpq $64, %rdx\n\t"
+	"ja .La_gt64\n\t"
+	"vmovdqu -32(%rsi,%rdx), %ymm1\n\t"
+	"vmovdqu %ymm0, (%rdi)\n\t"
+	"vmovdqu %ymm1, -32(%rdi,%rdx)\n\t"
+	"vzeroupper\n\t"
+	"ret\n"
+	".La_gt64:\n\t"
+	"vmovdqu 32(%rsi), %ymm1\n\t"
+	"vmovdqu -64(%rsi,%rdx), %ymm2\n\t"
+	"vmovdqu -32(%rsi,%rdx), %ymm3\n\t"
+	"cmpq $128, %rdx\n\t"
+	"ja .La_gt128\n\t"
+	"vmovdqu %ymm0, (%rdi)\n\t"
+	"vmovdqu %ymm1, 32(%rdi)\n\t"
+	"vmovdqu %ymm2, -64(%rdi,%rdx)\n\t"
+	"vmovdqu %ymm3, -32(%rdi,%rdx)\n\t"
+	"vzeroupper\n\t"
+	"ret\n"
+	".La_gt128:\n\t"
+	RC_CMP_REP_MIN(2)
+	"jae .La_rep\n"
+	/* 129.. (ymm0-3: the first and the last 64 bytes) */
+	".La_129:\n\t"
+	"vmovdqu 64(%rsi), %ymm4\n\t"
+	"vmovdqu 96(%rsi), %ymm5\n\t"
+	"vmovdqu -128(%rsi,%rdx), %ymm6\n\t"
+	"vmovdqu -96(%rsi,%rdx), %ymm7\n\t"
+	"cmpq $256, %rdx\n\t"
+	"ja .La_loop\n"
+	".La_store8:\n\t"
+	"vmovdqu %ymm0, (%rdi)\n\t"
+	"vmovdqu %ymm1, 32(%rdi)\n\t"
+	"vmovdqu %ymm4, 64(%rdi)\n\t"
+	"vmovdqu %ymm5, 96(%rdi)\n\t"
+	"vmovdqu %ymm6, -128(%rdi,%rdx)\n\t"
+	"vmovdqu %ymm7, -96(%rdi,%rdx)\n\t"
+	"vmovdqu %ymm2, -64(%rdi,%rdx)\n\t"
+	"vmovdqu %ymm3, -32(%rdi,%rdx)\n\t"
+	"vzeroupper\n\t"
+	"ret\n"
+	/* n > 256, as .Le_loop with 32-byte vectors */
+	".La_loop:\n\t"
+	"movq %rsi, %r8\n\t"
+	"subq %rdi, %r8\n\t"
+	"leaq 128(%rdi), %rcx\n\t"
+	"andq $-32, %rcx\n\t"
+	"leaq -128(%rdi,%rdx), %r9\n\t"
+	".p2align 4\n"
+	".La_iter:\n\t"
+	"vmovdqu (%rcx,%r8), %ymm8\n\t"
+	"vmovdqu 32(%rcx,%r8), %ymm9\n\t"
+	"vmovdqu 64(%rcx,%r8), %ymm10\n\t"
+	"vmovdqu 96(%rcx,%r8), %ymm11\n\t"
+	"vmovdqa %ymm8, (%rcx)\n\t"
+	"vmovdqa %ymm9, 32(%rcx)\n\t"
+	"vmovdqa %ymm10, 64(%rcx)\n\t"
+	"vmovdqa %ymm11, 96(%rcx)\n\t"
+	"subq $-128, %rcx\n\t"
+	"cmpq %r9, %rcx\n\t"
+	"jb .La_iter\n\t"
+	"jmp .La_store8\n"
+	".La_rep:\n\t"
+	"vzeroupper\n\t"
+	"jmp .Lmc_rep\n\t"
+	ENDFUNC(sy__mc_avx2)
+
+	/* the AVX2 loop alone (and the short moves: the same code) */
+	".p2align 4\n\t"
+	FUNC(sy__mc_avx2_loop)
+	"movq %rdi, %rax\n\t"
+	"cmpq $128, %rdx\n\t"
+	"jbe .La_body\n\t"
+	"vmovdqu (%rsi), %ymm0\n\t"
+	"vmovdqu 32(%rsi), %ymm1\n\t"
+	"vmovdqu -64(%rsi,%rdx), %ymm2\n\t"
+	"vmovdqu -32(%rsi,%rdx), %ymm3\n\t"
+	"jmp .La_129\n\t"
+	ENDFUNC(sy__mc_avx2_loop));
