@@ -122,9 +122,10 @@ static void check_synthetic(const char *mask)
 {
 	int want = !strcmp(vendor, "GenuineIntel") && family == 6 &&
 		   model == 207;
-	static const char *const needs[] = { "avx512f", "avx512vl", "avx2" };
+	static const char *const needs[] = { "avx512f", "avx512vl", "avx512bw",
+					     "bmi2", "avx2" };
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		want &= in_flags(needs[i]) && !masked(needs[i], mask);
 	want &= !masked("avx512_copy", mask);
 	CHECK_EQ(boot_cpu_has(X86_FEATURE_AVX512_COPY), want);

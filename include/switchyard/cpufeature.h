@@ -14,8 +14,8 @@
  * features: X86_FEATURE_REP_GOOD (the kernel's "rep movs/stos are fast
  * here": Intel family 6 and 15, AMD and Hygon from family 0x10), and
  * X86_FEATURE_AVX512_COPY, this library's ("avx512_copy": 512-bit copies
- * measured faster than 256-bit ones on this CPU model, with AVX512F, VL
- * and AVX2; switchyard_memcpy's AVX-512 flavour). Synthetic features are
+ * measured faster than 256-bit ones on this CPU model, with AVX512F, VL,
+ * BW, BMI2 and AVX2; switchyard_memcpy's AVX-512 flavour). Synthetic features are
  * derived from the features left after the mask below.
  *
  * SWITCHYARD_CPU_MASK=erms,fsrm,... in the environment hides features (the

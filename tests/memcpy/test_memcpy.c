@@ -5,7 +5,8 @@
  * every destination alignment 0..63 (the full product, 33.5 million copies
  * per run): the destination equals the source, the 64 guard bytes before
  * and after it are untouched, the source is unchanged, the return value
- * is the destination.
+ * is the destination. Then copies of 0..512 bytes that end just below, or
+ * start just above, an inaccessible page.
  *
  *   test_memcpy <what> [expect]
  *     what     dispatch | short | loop | sse2 | avx2 | avx512 | rep_movsb
@@ -20,6 +21,8 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,20 +89,64 @@ static long check_pair(switchyard_memcpy_fn f, unsigned sa, unsigned da)
 	return bad;
 }
 
+/*
+ * Copies that end at the last byte before an inaccessible page, or start
+ * at the first byte after one, both for the source and the destination:
+ * a copy that reads or writes a byte beyond its buffer dies here (SIGSEGV
+ * fails the test). The AVX-512 flavour's masked moves rely on the CPU not
+ * touching masked-off bytes, which may lie on such a page.
+ */
+static long check_page_edges(switchyard_memcpy_fn f)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, 5 * pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *sp, *dp;
+	long bad = 0;
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return 1;
+	/* | none | source | none | destination | none | */
+	CHECK_EQ(mprotect(m, pg, PROT_NONE), 0);
+	CHECK_EQ(mprotect(m + 2 * pg, pg, PROT_NONE), 0);
+	CHECK_EQ(mprotect(m + 4 * pg, pg, PROT_NONE), 0);
+	sp = m + pg;
+	dp = m + 3 * pg;
+	for (size_t i = 0; i < pg; i++)
+		sp[i] = (unsigned char)(i * 7 + 1);
+	for (size_t n = 0; n <= 512; n++)
+		for (int e = 0; e < 4; e++) {
+			/* e: bit 0 source at the end of its page (else at
+			 * its start), bit 1 the destination */
+			const unsigned char *s = e & 1 ? sp + pg - n : sp;
+			unsigned char *d = e & 2 ? dp + pg - n : dp;
+
+			memset(dp, 0, pg);
+			if (f(d, s, n) != d || memcmp(d, s, n)) {
+				if (bad++ < 5)
+					fprintf(stderr, "page edge: size %zu "
+						"case %d: wrong\n", n, e);
+			}
+		}
+	munmap(m, 5 * pg);
+	return bad;
+}
+
 #if defined(__x86_64__) && !defined(SWITCHYARD_NO_PATCHING)
 /*
  * Count the run-time constant sites in the dispatcher's code that hold v:
  * a9 <rel32> (TEST32 guard), [41] b8+r <imm32>. And the ones still
  * e9 <rel32> [41] b8+r 78 56 34 12 (unpatched).
  */
-/* where the entry's alternative leads: its jump's target, or past it */
+/* where the entry's alternative leads: its jump's target, or on */
 static const unsigned char *flavour_code(void)
 {
 	const unsigned char *c = (const unsigned char *)switchyard_memcpy;
 	int32_t rel;
 
 	if (c[0] != 0xe9)
-		return c + 5;
+		return c;
 	memcpy(&rel, c + 1, 4);
 	return c + 5 + rel;
 }
@@ -217,7 +264,8 @@ int main(int argc, char **argv)
 	CHECK((switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_AVX2) != NULL) ==
 	      boot_cpu_has(X86_FEATURE_AVX2));
 	CHECK((switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_AVX512) != NULL) ==
-	      boot_cpu_has(X86_FEATURE_AVX512F));
+	      (boot_cpu_has(X86_FEATURE_AVX512F) &&
+	       boot_cpu_has(X86_FEATURE_AVX512VL)));
 	CHECK((switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_REP_MOVSB) !=
 	       NULL) == boot_cpu_has(X86_FEATURE_ERMS));
 #endif
@@ -245,6 +293,7 @@ int main(int argc, char **argv)
 			bad += check_pair(f, sa, da);
 	CHECK_EQ(bad, 0);
 	CHECK(!memcmp(src_buf, src_copy, MAXN + 2 * ALIGNS));
+	CHECK_EQ(check_page_edges(f), 0);
 	printf("%s: sizes 0..%d x src 0..%d x dst 0..%d (step %d): %ld bad\n",
 	       what, MAXN, ALIGNS - 1, ALIGNS - 1, ALIGN_STEP, bad);
 	free(src_buf);

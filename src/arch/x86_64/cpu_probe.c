@@ -103,7 +103,8 @@ void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
  *    routine"). Intel family 6 model 207 (Emerald Rapids) only: on
  *    Skylake-SP 512-bit instructions lower the core's clock for what runs
  *    after them (why glibc avoids them there), and no other model was
- *    measured. Needs AVX512F, AVX512VL (ymm16-31) and AVX2.
+ *    measured. Needs AVX512F, AVX512VL (ymm16-31), AVX512BW and BMI2
+ *    (its masked moves: vmovdqu8, kmovq, bzhi) and AVX2.
  */
 void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 			   uint32_t words[SWITCHYARD_CPU_WORDS])
@@ -118,7 +119,9 @@ void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 			1u << X86_FEATURE_REP_GOOD % 32;
 	if (intel && cpu->family == 6 && cpu->model == 207 &&
 	    has(words, X86_FEATURE_AVX512F) &&
-	    has(words, X86_FEATURE_AVX512VL) && has(words, X86_FEATURE_AVX2))
+	    has(words, X86_FEATURE_AVX512VL) &&
+	    has(words, X86_FEATURE_AVX512BW) && has(words, X86_FEATURE_BMI2) &&
+	    has(words, X86_FEATURE_AVX2))
 		words[X86_FEATURE_AVX512_COPY / 32] |=
 			1u << X86_FEATURE_AVX512_COPY % 32;
 }

@@ -13,14 +13,18 @@
  * checks after the dispatcher's (doc/BENCHMARKS.md "[7/10] The copy
  * routine" has the before and after).
  *
- * The entry, one 5-byte alternative (the library's own sy_altinstr
+ * The entry, one 7-byte alternative (the library's own sy_altinstr
  * records, applied by alternative.c when the library loads):
  *
  *   as compiled      jmp sy__mc_dispatch_sse2   right on every x86-64,
- *                                               also where patching fails
- *   AVX2             jmp avx2                   (replacement 1)
- *   AVX512_COPY      NOP5: falls into the       (replacement 2; the last
- *                    AVX-512 flavour below       that applies wins)
+ *                    (+ 2 bytes of padding)     also where patching fails
+ *   AVX2             jmp avx2 (+ padding)       (replacement 1)
+ *   AVX512_COPY      mov %rdi, %rax;            (replacement 2; the last
+ *                    cmp $64, %rdx: the AVX-512  that applies wins)
+ *                    flavour's first two
+ *                    instructions, then its code
+ * The fastest flavour runs no NOP and no jump for its choice: a cycle of
+ * an 8-12 cycle copy.
  *
  * Both flavours by size, n in rdx (no threshold below 129 bytes: the
  * short moves are the fastest there by construction, one branch per size
@@ -87,6 +91,50 @@
 	"jmp .Lrc_end" #id "\n\t"                                              \
 	".popsection\n\t"
 
+/*
+ * 0..31 bytes, both flavours (one copy each, so that it follows its
+ * dispatcher's test without a jump): general registers and xmm0/1 through
+ * VEX (which zeroes the upper bits: no dirty state).
+ */
+#define SMALL(x)                                                               \
+	"cmpl $16, %edx\n\t"                                                  \
+	"jae .Ls16" #x "\n\t"                                                 \
+	"cmpl $8, %edx\n\t"                                                   \
+	"jae .Ls8" #x "\n\t"                                                  \
+	"cmpl $4, %edx\n\t"                                                   \
+	"jae .Ls4" #x "\n\t"                                                  \
+	"testl %edx, %edx\n\t"                                                \
+	"jz .Ls0" #x "\n\t"                                                   \
+	/* 1, 2, 3: bytes 0, n/2 and n-1 cover them all, no branch */         \
+	"movl %edx, %r9d\n\t"                                                 \
+	"shrl $1, %r9d\n\t"                                                   \
+	"movzbl (%rsi), %ecx\n\t"                                             \
+	"movzbl (%rsi,%r9), %r8d\n\t"                                         \
+	"movzbl -1(%rsi,%rdx), %esi\n\t"                                      \
+	"movb %cl, (%rdi)\n\t"                                                \
+	"movb %r8b, (%rdi,%r9)\n\t"                                           \
+	"movb %sil, -1(%rdi,%rdx)\n"                                           \
+	".Ls0" #x ":\n\t"                                                     \
+	"ret\n"                                                                \
+	".Ls4" #x ":\n\t"                                                     \
+	"movl (%rsi), %ecx\n\t"                                               \
+	"movl -4(%rsi,%rdx), %r8d\n\t"                                        \
+	"movl %ecx, (%rdi)\n\t"                                               \
+	"movl %r8d, -4(%rdi,%rdx)\n\t"                                        \
+	"ret\n"                                                                \
+	".Ls8" #x ":\n\t"                                                     \
+	"movq (%rsi), %rcx\n\t"                                               \
+	"movq -8(%rsi,%rdx), %r8\n\t"                                         \
+	"movq %rcx, (%rdi)\n\t"                                               \
+	"movq %r8, -8(%rdi,%rdx)\n\t"                                         \
+	"ret\n"                                                                \
+	".Ls16" #x ":\n\t"                                                    \
+	"vmovdqu (%rsi), %xmm0\n\t"                                           \
+	"vmovdqu -16(%rsi,%rdx), %xmm1\n\t"                                   \
+	"vmovdqu %xmm0, (%rdi)\n\t"                                           \
+	"vmovdqu %xmm1, -16(%rdi,%rdx)\n\t"                                   \
+	"ret\n"
+
 #define FUNC(name)                                                             \
 	".globl " #name "\n\t"                                                 \
 	".hidden " #name "\n\t"                                                \
@@ -108,65 +156,29 @@ __asm__(
 	".cfi_startproc\n\t"
 	ALTERNATIVE_2(".byte 0xe9\n\t.long sy__mc_dispatch_sse2 - . - 4",
 		      ".byte 0xe9\n\t.long sy__mc_avx2 - . - 4",
-		      X86_FEATURE_AVX2, "", X86_FEATURE_AVX512_COPY)
-	"movq %rdi, %rax\n"
+		      X86_FEATURE_AVX2,
+		      "movq %rdi, %rax\n\tcmpq $64, %rdx",
+		      X86_FEATURE_AVX512_COPY)
 	".Le_body:\n\t"
-	"cmpq $64, %rdx\n\t"
-	"jb .Le_lt64\n\t"
+	"jae .Le_64\n\t"
+	/* 0..63: one masked move, the mask's low n bits set (bzhi): no
+	 * branch by size. Masked-off bytes are neither stored nor loaded
+	 * (no fault on them: SDM vol. 1, 15.4.1 "memory fault suppression"),
+	 * so a copy may end just below an unmapped page; touching one that
+	 * way costs a microcode assist, not a fault. */
+	"movq $-1, %rcx\n\t"
+	"bzhiq %rdx, %rcx, %rcx\n\t"
+	"kmovq %rcx, %k1\n\t"
+	"vmovdqu8 (%rsi), %zmm16{%k1}{z}\n\t"
+	"vmovdqu8 %zmm16, (%rdi){%k1}\n\t"
+	"ret\n"
+	".Le_64:\n\t"
 	"vmovdqu64 (%rsi), %zmm16\n\t"
 	"cmpq $128, %rdx\n\t"
 	"ja .Le_gt128\n\t"
 	"vmovdqu64 -64(%rsi,%rdx), %zmm17\n\t"
 	"vmovdqu64 %zmm16, (%rdi)\n\t"
 	"vmovdqu64 %zmm17, -64(%rdi,%rdx)\n\t"
-	"ret\n"
-	".Le_lt64:\n\t"
-	"cmpl $32, %edx\n\t"
-	"jb .Lmc_small\n\t"
-	"vmovdqu64 (%rsi), %ymm16\n\t"
-	"vmovdqu64 -32(%rsi,%rdx), %ymm17\n\t"
-	"vmovdqu64 %ymm16, (%rdi)\n\t"
-	"vmovdqu64 %ymm17, -32(%rdi,%rdx)\n\t"
-	"ret\n"
-
-	/* 0..31 bytes, both flavours: general registers and xmm0/1 (VEX) */
-	".Lmc_small:\n\t"
-	"cmpl $16, %edx\n\t"
-	"jae .Ls16\n\t"
-	"cmpl $8, %edx\n\t"
-	"jae .Ls8\n\t"
-	"cmpl $4, %edx\n\t"
-	"jae .Ls4\n\t"
-	"testl %edx, %edx\n\t"
-	"jz .Ls0\n\t"
-	/* 1, 2, 3: bytes 0, n/2 and n-1 cover them all, no branch */
-	"movl %edx, %r9d\n\t"
-	"shrl $1, %r9d\n\t"
-	"movzbl (%rsi), %ecx\n\t"
-	"movzbl (%rsi,%r9), %r8d\n\t"
-	"movzbl -1(%rsi,%rdx), %esi\n\t"
-	"movb %cl, (%rdi)\n\t"
-	"movb %r8b, (%rdi,%r9)\n\t"
-	"movb %sil, -1(%rdi,%rdx)\n"
-	".Ls0:\n\t"
-	"ret\n"
-	".Ls4:\n\t"
-	"movl (%rsi), %ecx\n\t"
-	"movl -4(%rsi,%rdx), %r8d\n\t"
-	"movl %ecx, (%rdi)\n\t"
-	"movl %r8d, -4(%rdi,%rdx)\n\t"
-	"ret\n"
-	".Ls8:\n\t"
-	"movq (%rsi), %rcx\n\t"
-	"movq -8(%rsi,%rdx), %r8\n\t"
-	"movq %rcx, (%rdi)\n\t"
-	"movq %r8, -8(%rdi,%rdx)\n\t"
-	"ret\n"
-	".Ls16:\n\t"
-	"vmovdqu (%rsi), %xmm0\n\t"
-	"vmovdqu -16(%rsi,%rdx), %xmm1\n\t"
-	"vmovdqu %xmm0, (%rdi)\n\t"
-	"vmovdqu %xmm1, -16(%rdi,%rdx)\n\t"
 	"ret\n"
 
 	/* 129.. (zmm16 holds the first 64 bytes) */
@@ -241,7 +253,10 @@ __asm__(
 	FUNC(sy__mc_avx512_loop)
 	"movq %rdi, %rax\n\t"
 	"cmpq $128, %rdx\n\t"
-	"jbe .Le_body\n\t"
+	"ja 1f\n\t"
+	"cmpq $64, %rdx\n\t"
+	"jmp .Le_body\n"
+	"1:\n\t"
 	"vmovdqu64 (%rsi), %zmm16\n\t"
 	"jmp .Le_129\n\t"
 	ENDFUNC(sy__mc_avx512_loop)
@@ -252,7 +267,9 @@ __asm__(
 	"movq %rdi, %rax\n"
 	".La_body:\n\t"
 	"cmpq $32, %rdx\n\t"
-	"jb .Lmc_small\n\t"
+	"jae .La_32\n\t"
+	SMALL(a)
+	".La_32:\n\t"
 	"vmovdqu (%rsi), %ymm0\n\t"
 	"cmpq $64, %rdx\n\t"
 	"ja .La_gt64\n\t"
