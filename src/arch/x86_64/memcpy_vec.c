@@ -160,25 +160,25 @@ __asm__(
 		      "movq %rdi, %rax\n\tcmpq $64, %rdx",
 		      X86_FEATURE_AVX512_COPY)
 	".Le_body:\n\t"
-	"jae .Le_64\n\t"
-	/* 0..63: one masked move, the mask's low n bits set (bzhi): no
-	 * branch by size. Masked-off bytes are neither stored nor loaded
-	 * (no fault on them: SDM vol. 1, 15.4.1 "memory fault suppression"),
-	 * so a copy may end just below an unmapped page; touching one that
-	 * way costs a microcode assist, not a fault. */
-	"movq $-1, %rcx\n\t"
-	"bzhiq %rdx, %rcx, %rcx\n\t"
-	"kmovq %rcx, %k1\n\t"
-	"vmovdqu8 (%rsi), %zmm16{%k1}{z}\n\t"
-	"vmovdqu8 %zmm16, (%rdi){%k1}\n\t"
-	"ret\n"
-	".Le_64:\n\t"
+	"jb .Le_lt64\n\t"
 	"vmovdqu64 (%rsi), %zmm16\n\t"
 	"cmpq $128, %rdx\n\t"
 	"ja .Le_gt128\n\t"
 	"vmovdqu64 -64(%rsi,%rdx), %zmm17\n\t"
 	"vmovdqu64 %zmm16, (%rdi)\n\t"
 	"vmovdqu64 %zmm17, -64(%rdi,%rdx)\n\t"
+	"ret\n"
+	/* 0..63: one masked move, the mask's low n bits set (bzhi): no
+	 * branch by size. Masked-off bytes are neither stored nor loaded
+	 * (no fault on them: SDM vol. 1, 15.4.1 "memory fault suppression"),
+	 * so a copy may end just below an unmapped page; touching one that
+	 * way costs a microcode assist, not a fault. */
+	".Le_lt64:\n\t"
+	"movq $-1, %rcx\n\t"
+	"bzhiq %rdx, %rcx, %rcx\n\t"
+	"kmovq %rcx, %k1\n\t"
+	"vmovdqu8 (%rsi), %zmm16{%k1}{z}\n\t"
+	"vmovdqu8 %zmm16, (%rdi){%k1}\n\t"
 	"ret\n"
 
 	/* 129.. (zmm16 holds the first 64 bytes) */
