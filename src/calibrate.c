@@ -43,7 +43,10 @@ static const uint32_t grid[] = {
 #define NGRID (sizeof(grid) / sizeof(grid[0]))
 #define LOOP_REP_FIRST 64	/* the loop/rep grid starts here */
 #define MAX_SIZE (16384 + 16384 / 4)
-#define NSIZES 4096		/* the random sequence (a power of two) */
+/* the random sequence (a power of two), read on from batch to batch: a
+ * sequence restarted each batch was learnt by the branch predictor
+ * (doc/BENCHMARKS.md "[7/10] The copy routine") */
+#define NSIZES 65536
 
 enum { S_SHORT, S_LOOP, S_REP, NSTRAT };
 
@@ -97,7 +100,7 @@ static double mann_whitney_z(const double *a, const double *b, size_t n)
 	return sigma > 0 ? (u - mu) / sigma : 0;
 }
 
-/* xorshift: a sequence of sizes no predictor learns, the same each run */
+/* xorshift: the same sizes each run */
 static uint32_t next_rand(uint64_t *x)
 {
 	*x ^= *x << 13;
@@ -119,12 +122,17 @@ static __attribute__((noinline)) double
 time_batch(switchyard_memcpy_fn f, unsigned char *dst,
 	   const unsigned char *src, const uint32_t *sizes, unsigned k)
 {
+	static __thread unsigned pos;	/* per thread: calibrations may run
+					   in several at once */
 	switchyard_memcpy_fn volatile fv = f;
+	unsigned p = pos;
 	double t0 = now_ns();
 
 	for (unsigned i = 0; i < k; i++)
-		fv(dst, src, sizes[i & (NSIZES - 1)]);
-	return now_ns() - t0;
+		fv(dst, src, sizes[(p + i) & (NSIZES - 1)]);
+	t0 = now_ns() - t0;
+	pos = p + k;
+	return t0;
 }
 
 /* One grid point of one condition: rounds of interleaved batches. */

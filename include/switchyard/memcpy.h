@@ -7,15 +7,22 @@
  *
  *   switchyard_memcpy(dst, src, n);      // memcpy(3), returns dst
  *
- * Dispatch, on x86-64:
- *   n <= short_max              short moves: loads and stores of the
- *                               first and last bytes, overlapping (1 to
- *                               16 bytes each, or 4 + 4 vectors of 32
- *                               with AVX2 at most: n <= 256), no loop
- *   short_max < n < rep_min     a vector loop (SSE2, or AVX2 / AVX-512
- *                               when the CPU has them), stores aligned
+ * Dispatch, on x86-64 (the flavour is chosen once, by CPU feature, when
+ * the library loads: an alternative at the entry):
+ *   n <= 128 (AVX2, AVX-512)    short moves: loads and stores of the first
+ *   n <= short_max (SSE2)       and last bytes, overlapping (1..16 bytes
+ *                               in general registers and xmm, then two,
+ *                               four or eight vectors), no loop; with
+ *                               AVX-512, 0..63 bytes in one masked move
  *   n >= rep_min                "rep movsb" (only with ERMS; without it
- *                               rep_min is UINT32_MAX: never)
+ *                               rep_min is UINT32_MAX: never); in the
+ *                               AVX2 and AVX-512 flavours from 129 bytes
+ *                               at the earliest
+ *   otherwise                   more short moves to 256 (AVX2) or 512
+ *                               (AVX-512) bytes, then a vector loop,
+ *                               stores aligned
+ * short_max only has an effect in the SSE2 flavour: in the others the
+ * short moves and the loop's start are the same code up to 256 bytes.
  * Elsewhere every strategy is the C library's memcpy().
  *
  * Where the thresholds come from, at library start-up (a constructor),
@@ -62,7 +69,9 @@ extern "C" {
 /*
  * switchyard_memcpy - copy n bytes from src to dst (which must not
  * overlap), as memcpy(3); returns dst. Thread-safe; async-signal-safe
- * (it reads no state but its code; the AVX paths end with vzeroupper).
+ * (it reads no state but its code; the AVX2 paths end with vzeroupper,
+ * the AVX-512 ones use zmm16-31 and k1 only, which need none). Clobbers
+ * only what the ABI lets a call clobber.
  */
 SWITCHYARD_API void *switchyard_memcpy(void *dst, const void *src, size_t n);
 
