@@ -154,9 +154,17 @@ static const unsigned char *flavour_code(void)
 static void scan_sites(uint32_t v, int *patched, int *placeholder)
 {
 	const unsigned char *c = flavour_code();
+	/* the flavour's code, not past it: the assembly flavours are the
+	 * last code of .text (src/arch/x86_64/memcpy_vec.c), 450 bytes
+	 * each at most; the SSE2 dispatcher is compiled C in the middle */
+	int len = c == (const unsigned char *)switchyard_memcpy ||
+			  *(const unsigned char *)switchyard_memcpy != 0xe9 ||
+			  switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_LOOP) !=
+				  switchyard_memcpy_get_strategy(
+					  SWITCHYARD_MEMCPY_SSE2) ? 448 : 1024;
 
 	*patched = *placeholder = 0;
-	for (int i = 0; i < 1024; i++) {
+	for (int i = 0; i < len; i++) {
 		const unsigned char *m = c + i + 5;
 		uint32_t imm;
 

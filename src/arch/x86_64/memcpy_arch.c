@@ -30,9 +30,12 @@
 #include "../../memcpy_impl.h"
 
 /* Before sy_arch_mc_init() the sites read these: safe on any x86-64.
- * (sy__mc_rep_min: memcpy_vec.c's sites read it too.) */
+ * sy__mc_rep_min is defined in memcpy_vec.c's assembly (UINT32_MAX),
+ * whose sites read it too: a C definition would be a second global of
+ * that name in each object that links the library statically, which
+ * AddressSanitizer reports as an ODR violation when both are loaded. */
 static uint32_t mc_short_max = 16;
-SY_HIDDEN uint32_t sy__mc_rep_min = UINT32_MAX;
+extern SY_HIDDEN uint32_t sy__mc_rep_min;
 
 /* memcpy_vec.c: the flavours' entries as strategies */
 SY_HIDDEN void *sy__mc_avx2_loop(void *dst, const void *src, size_t n);

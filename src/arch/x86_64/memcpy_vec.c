@@ -149,6 +149,19 @@
 	".size " #name ", . - " #name "\n\t"
 
 __asm__(
+	/* the variable behind rep_min's sites (memcpy_arch.c writes it
+	 * before the value goes into the code): UINT32_MAX, never, until
+	 * then */
+	".pushsection .data\n\t"
+	".balign 4\n\t"
+	".globl sy__mc_rep_min\n\t"
+	".hidden sy__mc_rep_min\n\t"
+	".type sy__mc_rep_min, @object\n\t"
+	".size sy__mc_rep_min, 4\n"
+	"sy__mc_rep_min:\n\t"
+	".long 0xffffffff\n\t"
+	".popsection\n\t"
+
 	".text\n\t"
 
 	/* ---- the entry, and the AVX-512 flavour ----------------------- */
