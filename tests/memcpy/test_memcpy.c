@@ -154,14 +154,11 @@ static const unsigned char *flavour_code(void)
 static void scan_sites(uint32_t v, int *patched, int *placeholder)
 {
 	const unsigned char *c = flavour_code();
-	/* the flavour's code, not past it: the assembly flavours are the
-	 * last code of .text (src/arch/x86_64/memcpy_vec.c), 450 bytes
-	 * each at most; the SSE2 dispatcher is compiled C in the middle */
-	int len = c == (const unsigned char *)switchyard_memcpy ||
-			  *(const unsigned char *)switchyard_memcpy != 0xe9 ||
-			  switchyard_memcpy_get_strategy(SWITCHYARD_MEMCPY_LOOP) !=
-				  switchyard_memcpy_get_strategy(
-					  SWITCHYARD_MEMCPY_SSE2) ? 448 : 1024;
+	/* the flavour's code, not past it: the assembly (both AVX flavours'
+	 * sites lie in switchyard_memcpy's first 448 bytes) is the last code
+	 * of .text (src/arch/x86_64/memcpy_vec.c); the SSE2 dispatcher is
+	 * compiled C in the middle */
+	int len = c == (const unsigned char *)switchyard_memcpy ? 448 : 1024;
 
 	*patched = *placeholder = 0;
 	for (int i = 0; i < len; i++) {
@@ -216,10 +213,10 @@ static void check_thresholds(const char *expect)
 		else
 			CHECK(t.loop == SWITCHYARD_MEMCPY_AVX2 ||
 			      t.loop == SWITCHYARD_MEMCPY_AVX512);
-		/* the entry: a NOP into the AVX-512 flavour, else a jump
-		 * (memcpy_vec.c) */
+		/* the entry: the flavour's own first instructions, or the
+		 * jump to the SSE2 dispatcher (memcpy_vec.c) */
 		CHECK_EQ(*(const unsigned char *)switchyard_memcpy == 0xe9,
-			 t.loop != SWITCHYARD_MEMCPY_AVX512);
+			 t.loop == SWITCHYARD_MEMCPY_SSE2);
 		/* the flavour's code holds the values, no placeholder;
 		 * short_max only in the SSE2 flavour's (in the others the
 		 * short moves and the loop are one code to 256 bytes) */
