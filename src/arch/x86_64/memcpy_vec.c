@@ -13,32 +13,42 @@
  * checks after the dispatcher's (doc/BENCHMARKS.md "[7/10] The copy
  * routine" has the before and after).
  *
- * The entry, one 7-byte alternative (the library's own sy_altinstr
- * records, applied by alternative.c when the library loads):
+ * The entry is one alternative (the library's own sy_altinstr records,
+ * applied by alternative.c when the library loads, before any of its code
+ * runs) whose replacements are whole instruction sequences, 55 bytes at
+ * most:
  *
- *   as compiled      jmp sy__mc_dispatch_sse2   right on every x86-64,
- *                    (+ 2 bytes of padding)     also where patching fails
- *   AVX2             jmp avx2 (+ padding)       (replacement 1)
- *   AVX512_COPY      mov %rdi, %rax;            (replacement 2; the last
- *                    cmp $64, %rdx: the AVX-512  that applies wins)
- *                    flavour's first two
- *                    instructions, then its code
- * The fastest flavour runs no NOP and no jump for its choice: a cycle of
- * an 8-12 cycle copy.
+ *   as compiled      jmp sy__mc_dispatch_sse2   right on every x86-64, and
+ *                    (+ padding)                where patching fails or is
+ *                                               refused (a breakpoint)
+ *   AVX2             A_PROLOGUE: the AVX2        (replacement 1)
+ *                    flavour's classes to 64
+ *                    bytes, to their return
+ *   AVX512_COPY      E_PROLOGUE: the AVX-512     (replacement 2; the last
+ *                    flavour's to 128 bytes      that applies wins)
+ *
+ * Their branches to the rest of each flavour are re-aimed when copied
+ * (sy_arch_code_move()), the rest of the site becomes a jump over int3s
+ * that nothing reaches (every path of a prologue returns or jumps). So
+ * neither flavour runs a NOP or a jump for having been chosen: a cycle of
+ * an 8-12 cycle copy (the first version jumped to the AVX2 flavour: one
+ * cycle behind glibc at 32..64 bytes there).
  *
  * Both flavours by size, n in rdx (no threshold below 129 bytes: the
  * short moves are the fastest there by construction, one branch per size
  * class and no loop):
  *
  *   size        AVX-512 (zmm16-31, no vzeroupper)   AVX2 (ymm0-11)
- *   0           nothing                              the same
- *   1..3        bytes 0, n/2, n-1                    the same
- *   4..7        4 + 4 bytes, overlapping             the same
- *   8..15       8 + 8                                the same
- *   16..31      16 + 16 (xmm, VEX: no upper state)   the same
- *   32..63      32 + 32 (ymm16, ymm17)               32 + 32
+ *   0..63       one masked move (k1 = n low bits)    -
+ *   0           -                                    nothing
+ *   1..3        -                                    bytes 0, n/2, n-1
+ *   4..7        -                                    4 + 4, overlapping
+ *   8..15       -                                    8 + 8
+ *   16..31      -                                    16 + 16 (xmm, VEX)
+ *   32..63      (AVX-512: 0..63 in one masked move)  32 + 32
  *   64..128     64 + 64                              2 x 32 + 2 x 32
- *   > 128       rep movsb if n >= rep_min (a run-time constant)
+ *   > 128       rep movsb if n >= rep_min (a run-time constant), from
+ *               a 64-byte aligned destination (the head as a vector)
  *   129..256    2 x 64 + 2 x 64                      4 x 32 + 4 x 32
  *   257..512    4 x 64 + 4 x 64                      loop
  *   beyond      loop                                 loop
