@@ -30,6 +30,12 @@ static int cmp_sym(const void *a, const void *b)
 /* [off, off + len) lies inside a file of `size` bytes. */
 static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 {
+#ifdef SY__ELF_BROKEN
+	/* the fuzz replay's negative control (fuzz/CMakeLists.txt): without
+	 * this check it must crash */
+	(void)off, (void)len, (void)size;
+	return true;
+#endif
 	return off <= size && len <= size - off;
 }
 
