@@ -1,5 +1,6 @@
 #!/bin/sh
-# fuzz.sh - build the ELF readers' libFuzzer targets (clang, ASan+UBSan)
+# fuzz.sh - build the ELF readers' libFuzzer targets (clang, ASan+UBSan:
+# symbols, DWARF lines, `switchyard list`'s records)
 # and run each for RUNS executions (default: a million), starting from the
 # corpus in fuzz/corpus/<target>. New inputs go to build-fuzz/corpus-<target>;
 # with --save they are merged (minimised) into fuzz/corpus/<target>.
@@ -26,10 +27,11 @@ gen=""
 command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
 CC=$cc cmake -S . -B build-fuzz $gen -DSWITCHYARD_FUZZ=ON \
 	-DSWITCHYARD_BUILD_TESTS=OFF -DSWITCHYARD_BUILD_BENCH=OFF \
-	-DSWITCHYARD_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz --target fuzz_elf_syms fuzz_dwarf_line >/dev/null
+	-DSWITCHYARD_BUILD_EXAMPLES=OFF -DSWITCHYARD_BUILD_TOOLS=OFF \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz --target fuzz_elf_syms fuzz_dwarf_line fuzz_records >/dev/null
 rc=0
-for t in elf_syms dwarf_line; do
+for t in elf_syms dwarf_line records; do
 	work=build-fuzz/corpus-$t
 	mkdir -p $work
 	echo "== fuzz_$t: $runs executions"

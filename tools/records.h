@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * records.h - the static key records of an ELF file on disk (tools/records.c),
+ * for `switchyard list FILE`. Not library API.
+ *
+ * The file is untrusted input: every offset, size and count is checked
+ * against the file; a malformed file gives -ENOEXEC (with a reason), never
+ * a crash (fuzz/fuzz_records.c).
+ */
+#ifndef SY_TOOLS_RECORDS_H
+#define SY_TOOLS_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sy_rec_site {
+	uint64_t addr;		/* the site (link-time address) */
+	uint64_t target;	/* its jump's destination */
+	unsigned likely;	/* 1: static_branch_likely() */
+	unsigned len;		/* 2 or 5 (the jmp as assembled), 0: unknown */
+	uint8_t bytes[8];	/* the bytes at addr, as in the file */
+	unsigned nbytes;
+};
+
+struct sy_rec_key {
+	uint64_t addr;		/* 0: defined in another object */
+	const char *name;	/* symbol name, or "key@0x..." (in names) */
+	int initial;		/* 1 / 0: the initial state in the file
+				   (STATIC_KEY_INIT_TRUE / _FALSE); -1:
+				   unknown (another object) */
+	struct sy_rec_site *sites;
+	size_t nsites;
+};
+
+struct sy_records {
+	struct sy_rec_key *keys;	/* sorted by address, then name */
+	size_t nkeys;
+	struct sy_rec_site *sites;	/* all, grouped by key */
+	size_t nsites;
+	char *names;			/* the pool the key names live in */
+	const char *why;		/* on -ENOEXEC: what is wrong */
+};
+
+/* Read the records of the ELF image img[0, size) (64-bit x86-64 ELF,
+ * executable or shared object). Returns 0 (no records: 0 keys), -ENOEXEC
+ * (malformed: out->why says why), -ENOMEM. */
+int sy_records_read(const uint8_t *img, size_t size, struct sy_records *out);
+void sy_records_free(struct sy_records *r);
+
+#endif /* SY_TOOLS_RECORDS_H */

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard.c - the command line tool ([8/10]).
+ *
+ *   switchyard list FILE [--json]   the static keys recorded in an ELF
+ *                                   executable or shared object: name,
+ *                                   initial state, sites; per site its
+ *                                   address, function+offset, file:line
+ *                                   (with debug information), bytes and
+ *                                   disassembly (capstone)
+ *   switchyard cpu [--json]         the CPU features the library sees and
+ *                                   the copy routine's thresholds
+ *
+ * Exit status: 0 done, 1 the file could not be read or is malformed (a
+ * message on stderr names it and says why), 2 usage. Not yet: static calls,
+ * alternatives and run-time constants in `list`, live processes, `set`,
+ * `prepatch` (issue [8/10]).
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <switchyard.h>
+
+#include "../src/sy_dwarf.h"
+#include "../src/sy_elf.h"
+#include "records.h"
+
+/* libstdc++'s demangler (C linkage), for C++ key and function names */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static const char *demangle(const char *name, char **owned)
+{
+	int st = -1;
+
+	*owned = NULL;
+	if (strncmp(name, "_Z", 2))
+		return name;
+	*owned = __cxa_demangle(name, NULL, NULL, &st);
+	return st == 0 && *owned ? *owned : name;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: switchyard list FILE [--json]\n"
+		   "       switchyard cpu [--json]\n"
+		   "       switchyard --help\n");
+	return rc;
+}
+
+struct file {
+	uint8_t *img;
+	size_t size;
+};
+
+static int map_file(const char *path, struct file *f)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	f->img = p;
+	f->size = (size_t)st.st_size;
+	return 0;
+}
+
+static void site_text(csh cs, const struct sy_rec_site *s, char *buf,
+		      size_t size)
+{
+	cs_insn *insn;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (cs && s->nbytes)
+		n = cs_disasm(cs, s->bytes, s->len ? s->len : s->nbytes,
+			      s->addr, 1, &insn);
+	if (n) {
+		/* capstone's fields are 32 and 160 bytes: the sum fits */
+		snprintf(buf, size, "%.31s %.159s", insn[0].mnemonic,
+			 insn[0].op_str);
+		cs_free(insn, n);
+	} else {
+		snprintf(buf, size, "(not decoded)");
+	}
+}
+
+static int cmd_list(const char *path, bool json)
+{
+	struct sy_records rec;
+	struct sy_syms syms = { 0 };
+	struct sy_lines lines = { 0 };
+	struct file f = { NULL, 0 };
+	csh cs = 0;
+	int r = map_file(path, &f);
+
+	if (r) {
+		fprintf(stderr, "switchyard: %s: %s\n", path,
+			r == -ENOEXEC ? "not a regular, non-empty file"
+				      : strerror(-r));
+		return 1;
+	}
+	r = sy_records_read(f.img, f.size, &rec);
+	if (r) {
+		fprintf(stderr, "switchyard: %s: %s\n", path,
+			r == -ENOEXEC ? rec.why : strerror(-r));
+		munmap(f.img, f.size);
+		return 1;
+	}
+	/* names and lines are a bonus: a file without them still lists */
+	(void)sy_syms_parse(f.img, f.size, 0, &syms);
+	(void)sy_lines_parse(f.img, f.size, 0, &lines);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		cs = 0;
+
+	if (json)
+		printf("{\"file\": "), json_str(stdout, path),
+			printf(", \"keys\": [");
+	else
+		printf("%s: %zu static key%s, %zu site%s\n", path, rec.nkeys,
+		       rec.nkeys == 1 ? "" : "s", rec.nsites,
+		       rec.nsites == 1 ? "" : "s");
+	for (size_t i = 0; i < rec.nkeys; i++) {
+		const struct sy_rec_key *k = &rec.keys[i];
+		const char *state = k->initial < 0 ? "unknown" :
+				    k->initial ? "on" : "off";
+		char *owned;
+		const char *name = demangle(k->name, &owned);
+
+		if (json) {
+			printf("%s\n  {\"name\": ", i ? "," : "");
+			json_str(stdout, name);
+			printf(", \"address\": \"0x%llx\", \"defined\": %s, "
+			       "\"initial\": \"%s\", \"sites\": [",
+			       (unsigned long long)k->addr,
+			       k->addr ? "true" : "false", state);
+		} else {
+			printf("\nkey %s%s  initial %s, %zu site%s\n", name,
+			       k->addr ? "" : " (defined in another object)",
+			       state, k->nsites, k->nsites == 1 ? "" : "s");
+		}
+		free(owned);
+		for (size_t j = 0; j < k->nsites; j++) {
+			const struct sy_rec_site *s = &k->sites[j];
+			const struct sy_sym *fn = sy_syms_find(&syms, s->addr,
+							       true);
+			const struct sy_line_row *ln =
+				sy_lines_find(&lines, s->addr);
+			const char *file = ln && ln->line &&
+					   ln->file < lines.nfiles ?
+					   lines.files[ln->file] : NULL;
+			char dis[256], bytes[40] = "", *fowned = NULL;
+			const char *fname = fn ? demangle(fn->name, &fowned)
+					       : NULL;
+			unsigned nb = s->len ? s->len : 0;
+
+			for (unsigned b = 0; b < nb; b++)
+				snprintf(bytes + strlen(bytes),
+					 sizeof(bytes) - strlen(bytes),
+					 "%s%02x", b ? " " : "", s->bytes[b]);
+			site_text(cs, s, dis, sizeof(dis));
+			if (json) {
+				printf("%s\n    {\"address\": \"0x%llx\", "
+				       "\"function\": ", j ? "," : "",
+				       (unsigned long long)s->addr);
+				if (fname)
+					json_str(stdout, fname);
+				else
+					printf("null");
+				printf(", \"offset\": %llu, \"file\": ",
+				       fn ? (unsigned long long)(s->addr -
+								 fn->addr) : 0ull);
+				if (file)
+					json_str(stdout, file);
+				else
+					printf("null");
+				printf(", \"line\": %u, \"length\": %u, "
+				       "\"bytes\": \"%s\", \"disasm\": ",
+				       file ? ln->line : 0, s->len, bytes);
+				json_str(stdout, dis);
+				printf(", \"likely\": %s}",
+				       s->likely ? "true" : "false");
+			} else {
+				char where[512], loc[512];
+
+				if (fname)
+					snprintf(where, sizeof(where),
+						 "%s+0x%llx", fname,
+						 (unsigned long long)(s->addr -
+								      fn->addr));
+				else
+					snprintf(where, sizeof(where), "?");
+				if (file)
+					snprintf(loc, sizeof(loc), "%s:%u",
+						 file, ln->line);
+				else
+					snprintf(loc, sizeof(loc), "-");
+				printf("  0x%-8llx %-24s %-24s %-14s %-24s %s\n",
+				       (unsigned long long)s->addr, where, loc,
+				       bytes, dis,
+				       s->likely ? "likely" : "unlikely");
+			}
+			free(fowned);
+		}
+		if (json)
+			printf("]}");
+	}
+	if (json)
+		printf("\n]}\n");
+	if (cs)
+		cs_close(&cs);
+	sy_lines_free(&lines);
+	sy_syms_free(&syms);
+	sy_records_free(&rec);
+	munmap(f.img, f.size);
+	return 0;
+}
+
+static int cmd_cpu(bool json)
+{
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+	struct switchyard_memcpy_thresholds t;
+	bool first = true;
+
+	switchyard_memcpy_get_thresholds(&t);
+	if (json) {
+		printf("{\"vendor\": ");
+		json_str(stdout, cpu->vendor);
+		printf(", \"family\": %u, \"model\": %u, \"stepping\": %u, "
+		       "\"features\": [", cpu->family, cpu->model,
+		       cpu->stepping);
+	} else {
+		printf("cpu: %s family %u model %u stepping %u\nfeatures:",
+		       cpu->vendor, cpu->family, cpu->model, cpu->stepping);
+	}
+	for (unsigned f = 0; f < SWITCHYARD_CPU_WORDS * 32; f++) {
+		const char *name = switchyard_cpu_feature_name(f);
+
+		if (!name || !boot_cpu_has(f))
+			continue;
+		if (json) {
+			printf("%s", first ? "" : ", ");
+			json_str(stdout, name);
+		} else {
+			printf(" %s", name);
+		}
+		first = false;
+	}
+	if (json)
+		printf("], \"memcpy\": {\"short_max\": %u, \"rep_min\": %u, "
+		       "\"loop\": %d, \"source\": %d, \"patched\": %d}}\n",
+		       t.short_max, t.rep_min, (int)t.loop, (int)t.source,
+		       t.patched);
+	else
+		printf("\nmemcpy: short_max %u, rep_min %u, loop %d, "
+		       "source %d, written into the code: %s\n", t.short_max,
+		       t.rep_min, (int)t.loop, (int)t.source,
+		       t.patched ? "yes" : "no");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	bool json = false;
+	const char *args[2] = { NULL, NULL };
+	int nargs = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return usage(stdout, 0);
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage(stderr, 2);
+		else if (nargs < 2)
+			args[nargs++] = argv[i];
+		else
+			return usage(stderr, 2);
+	}
+	if (nargs == 2 && !strcmp(args[0], "list"))
+		return cmd_list(args[1], json);
+	if (nargs == 1 && !strcmp(args[0], "cpu"))
+		return cmd_cpu(json);
+	return usage(stderr, 2);
+}
