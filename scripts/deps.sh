@@ -10,6 +10,9 @@
 #   clang                                        the gcc+clang build matrix and
 #                                                compile-fail test (clang-14
 #                                                alone is accepted)
+#   libcapstone-dev                              the switchyard CLI's
+#                                                disassembler (tools/)
+#   python3                                      the CLI test's JSON check
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -26,6 +29,9 @@ have valgrind || need="$need valgrind"
 have gdb || need="$need gdb"
 { have clang && have clang++; } || { have clang-14 && have clang++-14; } ||
 	need="$need clang"
+{ have pkg-config && pkg-config --exists capstone; } ||
+	need="$need libcapstone-dev"
+have python3 || need="$need python3"
 [ -z "$need" ] && exit 0
 echo "installing:$need"
 sudo=""

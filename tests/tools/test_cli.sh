@@ -1,0 +1,84 @@
+#!/bin/sh
+# test_cli.sh - `switchyard list` on a program and a library with known
+# keys (cli_target.c, cli_lib.c: sites on the lines marked SITE_<key>_<n>),
+# text and --json; `switchyard cpu --json`; exit codes and messages on bad
+# input.
+#   test_cli.sh <switchyard> <program> <library> <source dir> <tmp dir>
+set -u
+cli=$1 prog=$2 lib=$3 src=$4 tmp=$5
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+mkdir -p "$tmp"
+
+"$cli" list "$prog" --json >"$tmp/prog.json" 2>"$tmp/err" || no "list program: $(cat "$tmp/err")"
+"$cli" list "$lib" --json >"$tmp/lib.json" 2>"$tmp/err" || no "list library: $(cat "$tmp/err")"
+python3 - "$tmp/prog.json" "$tmp/lib.json" "$src" <<'PY' || fail=1
+import json, re, sys
+prog, lib, src = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+bad = []
+def lines(f):
+    out = {}
+    for n, l in enumerate(open(f"{src}/{f}"), 1):
+        m = re.search(r"SITE_(\w+)_(\d)", l)
+        if m:
+            out.setdefault(m.group(1), set()).add(n)
+    return out
+def check(d, f, want):
+    keys = {k["name"]: k for k in d["keys"]}
+    if set(keys) != set(want):
+        bad.append(f"{f}: keys {sorted(keys)} != {sorted(want)}")
+        return
+    marks = lines(f)
+    for name, (initial, defined, likely) in want.items():
+        k = keys[name]
+        if k["initial"] != initial or k["defined"] != defined:
+            bad.append(f"{f}: {name}: initial {k['initial']} defined {k['defined']}")
+        got = {s["line"] for s in k["sites"]}
+        if got != marks.get(name, set()):
+            bad.append(f"{f}: {name}: site lines {sorted(got)} != {sorted(marks.get(name, set()))}")
+        for s in k["sites"]:
+            if s["likely"] != likely or not s["disasm"].startswith("jmp") \
+               or s["length"] not in (2, 5) or not s["function"] \
+               or not s["file"].endswith(f) or len(s["bytes"].split()) != s["length"]:
+                bad.append(f"{f}: {name}: site {s}")
+check(prog, "cli_target.c", {"cli_off": ("off", True, False), "cli_on": ("on", True, True)})
+check(lib, "cli_lib.c", {"cli_lib_key": ("off", True, False), "cli_on": ("unknown", False, True)})
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
+# text: the same facts, for a reader
+"$cli" list "$prog" >"$tmp/prog.txt" || no "list (text)"
+grep -q "^key cli_off  initial off, 2 sites" "$tmp/prog.txt" || no "text: cli_off line: $(cat "$tmp/prog.txt")"
+grep -q "^key cli_on  initial on, 1 site" "$tmp/prog.txt" || no "text: cli_on line"
+grep -q "cli_target.c:[0-9]" "$tmp/prog.txt" || no "text: no file:line"
+"$cli" list "$lib" | grep -q "^key cli_on (defined in another object)  initial unknown" || no "text: the library's import"
+
+# cpu
+"$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in d["memcpy"]' || no "cpu --json"
+
+# bad input: exit 1 and a message naming the file; usage: exit 2
+expect() {	# status, message part, command...
+	st=$1 msg=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+	[ $got = "$st" ] || no "$*: status $got, want $st"
+	grep -q -- "$msg" "$tmp/err" || no "$*: message '$(cat "$tmp/err")' lacks '$msg'"
+}
+printf 'not an elf file at all\n' >"$tmp/text"
+head -c 200 "$prog" >"$tmp/truncated"
+head -c 3000 "$prog" >"$tmp/truncated2"
+: >"$tmp/empty"
+expect 1 "$tmp/nonexistent: No such file" "$cli" list "$tmp/nonexistent"
+expect 1 "not an ELF file" "$cli" list "$tmp/text"
+expect 1 "$tmp/truncated: section headers outside the file" "$cli" list "$tmp/truncated"
+expect 1 "$tmp/truncated2" "$cli" list "$tmp/truncated2"
+expect 1 "not a regular, non-empty file" "$cli" list "$tmp/empty"
+expect 1 "not a regular, non-empty file" "$cli" list "$tmp"
+expect 2 "usage" "$cli" list
+expect 2 "usage" "$cli" frobnicate
+expect 2 "usage" "$cli" list "$prog" --no-such-option
+"$cli" --help | grep -q "switchyard list FILE" || no "--help"
+
+[ $fail = 0 ] && echo "test_cli: all checks passed"
+exit $fail
