@@ -16,6 +16,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,235 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 	return 0;
 }
 
+/*
+ * The 64-bit pointer stored at addr in the image as the dynamic linker
+ * would leave it (bias 0): the relocation's value if one applies there,
+ * else the file's bytes. 1 and *val (*ext: an undefined symbol's name,
+ * the value is then its addend), 0 nothing there, -1 malformed.
+ */
+static int ptr_at(const struct img *m, uint64_t addr, uint64_t *val,
+		  const char **ext)
+{
+	const uint8_t *b;
+	bool zero;
+	int k = reloc_at(m, addr, val, ext);
+
+	if (k)
+		return k;
+	b = at_addr(m, addr, 8, &zero);
+	if (!b)
+		return zero ? (*val = 0, 1) : 0;
+	memcpy(val, b, 8);
+	return 1;
+}
+
+/* Names: one growing pool, offsets until the end (then pointers). */
+struct pool {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || pl->failed) {
+		pl->failed = true;
+		return 0;
+	}
+	if (pl->len + (size_t)n + 1 > pl->cap) {
+		size_t cap = (pl->len + (size_t)n + 1) * 2;
+		char *p = realloc(pl->p, cap);
+
+		if (!p) {
+			pl->failed = true;
+			return 0;
+		}
+		pl->p = p;
+		pl->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(pl->p + pl->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	pl->len += (size_t)n + 1;
+	return pl->len - (size_t)n - 1;
+}
+
+/* The name of the object at addr: its symbol (+ offset), without prefix
+ * (when it starts with it), or fallback@0x... */
+static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
+			 uint64_t addr, bool func, const char *prefix,
+			 const char *fallback)
+{
+	const struct sy_sym *s = sy_syms_find(syms, addr, func);
+	size_t pl_len = prefix ? strlen(prefix) : 0;
+
+	if (s && s->addr == addr) {
+		const char *n = s->name;
+
+		if (pl_len && !strncmp(n, prefix, pl_len) && n[pl_len])
+			n += pl_len;
+		return pool_add(pl, "%s", n);
+	}
+	if (s)
+		return pool_add(pl, "%s+%llu", s->name,
+				(unsigned long long)(addr - s->addr));
+	return pool_add(pl, "%s@0x%llx", fallback, (unsigned long long)addr);
+}
+
+/* A records section: NULL (none), or its entries in *n (-1: malformed). */
+static const uint8_t *records(const struct img *m, const char *name,
+			      size_t esize, const Elf64_Shdr **sec, long *n)
+{
+	const Elf64_Shdr *s = section(m, name);
+
+	*n = 0;
+	*sec = s;
+	if (!s || !s->sh_size)
+		return NULL;
+	if (s->sh_type != SHT_PROGBITS || s->sh_size % esize ||
+	    !in_file(s->sh_offset, s->sh_size, m->size)) {
+		*n = -1;
+		return NULL;
+	}
+	*n = (long)(s->sh_size / esize);
+	return m->p + s->sh_offset;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct sy_rec_call *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int cmp_alt(const void *a, const void *b)
+{
+	const struct sy_rec_alt *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int cmp_rc(const void *a, const void *b)
+{
+	const struct sy_rec_rc *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* Static calls, alternatives, run-time constants; names as pool offsets. */
+static int read_others(const struct img *m, const struct sy_syms *syms,
+		       struct pool *pl, struct sy_records *out)
+{
+	const Elf64_Shdr *sec;
+	const uint8_t *e;
+	long n;
+
+	e = records(m, "sy_static_call_sites", 16, &sec, &n);
+	if (n < 0)
+		return bad(out, "sy_static_call_sites: not whole records in "
+				"the file");
+	out->calls = calloc(n ? (size_t)n : 1, sizeof(*out->calls));
+	if (!out->calls)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++, e += 16) {
+		struct sy_rec_call *c = &out->calls[out->ncalls];
+		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, meta = 0;
+		uint64_t key = 0, fn = 0, kind = 0;
+		const char *ext = NULL;
+		const uint8_t *b;
+		bool zero;
+		int32_t code;
+
+		memcpy(&code, e + 8, 4);
+		c->addr = ea + 8 + (uint64_t)(int64_t)code;
+		if (ptr_at(m, ea, &meta, &ext) < 0 ||
+		    (!ext && ptr_at(m, meta, &key, &ext) < 0))
+			return bad(out, "a static call record's relocation is "
+					"malformed");
+		if (!ext && (b = at_addr(m, meta + 8, 8, &zero)))
+			memcpy(&kind, b, 8);
+		c->callee_save = kind >= 16;
+		if (ext) {
+			c->name = (const char *)pool_add(pl, "%s",
+				!strncmp(ext, "__SCK__", 7) && ext[7] ?
+				ext + 7 : ext);
+			c->target = NULL;
+		} else {
+			int k = ptr_at(m, key, &fn, &ext);
+
+			c->name = (const char *)name_of(pl, syms, key, false,
+							"__SCK__", "call");
+			if (k < 0)
+				return bad(out, "a static call key's "
+						"relocation is malformed");
+			c->target = !k ? NULL : ext ?
+				(const char *)pool_add(pl, "%s", ext) :
+				!fn ? (const char *)pool_add(pl, "(none)") :
+				(const char *)name_of(pl, syms, fn, true,
+						      NULL, "func");
+		}
+		out->ncalls++;
+	}
+
+	e = records(m, "sy_altinstr", 16, &sec, &n);
+	if (n < 0)
+		return bad(out, "sy_altinstr: not whole records in the file");
+	out->alts = calloc(n ? (size_t)n : 1, sizeof(*out->alts));
+	if (!out->alts)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++, e += 16) {
+		struct sy_rec_alt *a = &out->alts[out->nalts++];
+		uint64_t ea = sec->sh_addr + (uint64_t)i * 16;
+		int32_t site;
+		uint16_t f;
+
+		memcpy(&site, e, 4);
+		memcpy(&f, e + 12, 2);
+		a->addr = ea + (uint64_t)(int64_t)site;
+		a->feature = f & 0x3fffu;
+		a->absent = f >> 15 & 1;
+		a->len = e[14];
+		a->repl_len = e[15];
+	}
+
+	e = records(m, "sy_runtime_const", 16, &sec, &n);
+	if (n < 0)
+		return bad(out, "sy_runtime_const: not whole records in the "
+				"file");
+	out->rcs = calloc(n ? (size_t)n : 1, sizeof(*out->rcs));
+	if (!out->rcs)
+		return -ENOMEM;
+	for (long i = 0; i < n; i++, e += 16) {
+		struct sy_rec_rc *c = &out->rcs[out->nrcs++];
+		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, sym = 0;
+		const char *ext = NULL;
+		int32_t code;
+		int k = ptr_at(m, ea, &sym, &ext);
+
+		if (k < 0)
+			return bad(out, "a run-time constant's relocation is "
+					"malformed");
+		memcpy(&code, e + 8, 4);
+		c->addr = ea + 8 + (uint64_t)(int64_t)code;
+		c->size = e[13];
+		c->name = (const char *)(ext ? pool_add(pl, "%s", ext) :
+					 name_of(pl, syms, sym, false, NULL,
+						 "var"));
+	}
+	return 0;
+}
+
 struct raw {
 	uint64_t key;		/* flags cleared; 0 with ext: another object's */
 	const char *ext;
@@ -176,11 +406,17 @@ void sy_records_free(struct sy_records *r)
 {
 	free(r->keys);
 	free(r->sites);
+	free(r->calls);
+	free(r->alts);
+	free(r->rcs);
 	free(r->names);
 	r->keys = NULL;
 	r->sites = NULL;
+	r->calls = NULL;
+	r->alts = NULL;
+	r->rcs = NULL;
 	r->names = NULL;
-	r->nkeys = r->nsites = 0;
+	r->nkeys = r->nsites = r->ncalls = r->nalts = r->nrcs = 0;
 }
 
 int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
@@ -189,8 +425,10 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	const Elf64_Shdr *sec, *shs;
 	struct sy_syms syms = { 0 };
 	struct img m = { p, size, NULL, 0, NULL, 0 };
+	struct pool pl = { NULL, 0, 0, false };
 	struct raw *raw = NULL;
-	size_t n, pool = 0, used = 0;
+	const uint8_t *ents;
+	long n;
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -213,41 +451,43 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	m.shstr = (const char *)p + shs->sh_offset;
 	m.shstrsize = shs->sh_size;
 
-	sec = section(&m, "sy_jump_entries");
-	if (!sec || !sec->sh_size)
-		return 0;	/* no static key sites */
-	if (sec->sh_type != SHT_PROGBITS || sec->sh_size % ENTRY_SIZE ||
-	    !in_file(sec->sh_offset, sec->sh_size, size))
-		return bad(out, "sy_jump_entries: not whole records in the file");
-	n = sec->sh_size / ENTRY_SIZE;
-	raw = calloc(n, sizeof(*raw));
-	if (!raw)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *e = p + sec->sh_offset + i * ENTRY_SIZE;
-		uint64_t ea = sec->sh_addr + i * ENTRY_SIZE, key, v;
+	/* names: the object and function symbols (.symtab, else .dynsym) */
+	r = sy_syms_parse(p, size, 0, &syms);
+	if (r == -ENOMEM)
+		return r;
+	r = 0;
+	pool_add(&pl, "%s", "");	/* offset 0: no name */
+
+	ents = records(&m, "sy_jump_entries", ENTRY_SIZE, &sec, &n);
+	if (n < 0) {
+		r = bad(out, "sy_jump_entries: not whole records in the file");
+		goto out;
+	}
+	raw = calloc(n ? (size_t)n : 1, sizeof(*raw));
+	out->keys = calloc(n ? (size_t)n : 1, sizeof(*out->keys));
+	out->sites = calloc(n ? (size_t)n : 1, sizeof(*out->sites));
+	if (!raw || !out->keys || !out->sites) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (long i = 0; i < n; i++) {
+		const uint8_t *e = ents + i * ENTRY_SIZE;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * ENTRY_SIZE, key = 0;
 		int32_t code, target;
 		const uint8_t *b;
 		bool zero;
-		int k;
 
 		memcpy(&code, e, 4);
 		memcpy(&target, e + 4, 4);
-		memcpy(&key, e + 8, 8);
-		k = reloc_at(&m, ea + 8, &v, &raw[i].ext);
-		if (k < 0) {
+		if (ptr_at(&m, ea + 8, &key, &raw[i].ext) < 0) {
 			r = bad(out, "a relocation of sy_jump_entries is "
 				     "malformed");
 			goto out;
 		}
-		if (k)
-			key = v;
 		raw[i].site.likely = key & 1;
 		raw[i].key = key & ~(uint64_t)7;
 		raw[i].site.addr = ea + (uint64_t)(int64_t)code;
 		raw[i].site.target = ea + 4 + (uint64_t)(int64_t)target;
-		if (raw[i].ext)
-			pool += strlen(raw[i].ext) + 1;
 		for (unsigned l = 8; l; l--) {
 			b = at_addr(&m, raw[i].site.addr, l, &zero);
 			if (b) {
@@ -261,32 +501,19 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 				  raw[i].site.nbytes >= 5 &&
 				  raw[i].site.bytes[0] == 0xe9 ? 5 : 0;
 	}
-	qsort(raw, n, sizeof(*raw), cmp_raw);
-
-	/* names: the object symbols of the file (.symtab, else .dynsym) */
-	r = sy_syms_parse(p, size, 0, &syms);
-	if (r == -ENOMEM)
-		goto out;
-	r = 0;
-	out->keys = calloc(n, sizeof(*out->keys));
-	out->sites = calloc(n, sizeof(*out->sites));
-	/* every key's name: a symbol (+offset) or an address, at most 40 */
-	pool += n * 41;
-	for (size_t i = 0; i < syms.n; i++)
-		pool += strlen(syms.v[i].name) + 1;
-	out->names = malloc(pool);
-	if (!out->keys || !out->sites || !out->names) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
+	qsort(raw, (size_t)n, sizeof(*raw), cmp_raw);
+	for (long i = 0; i < n; i++) {
 		struct sy_rec_key *k = out->nkeys ? &out->keys[out->nkeys - 1]
 						  : NULL;
+		const uint8_t *b;
+		bool zero;
+		int32_t en;
 
 		out->sites[i] = raw[i].site;
 		out->nsites++;
-		if (k && k->addr == raw[i].key && (raw[i].ext ?
-		    !strcmp(k->name, raw[i].ext) : raw[i].key != 0)) {
+		if (k && (raw[i].ext ? !k->addr && !strcmp(pl.p +
+					(uintptr_t)k->name, raw[i].ext)
+				     : k->addr && k->addr == raw[i].key)) {
 			k->nsites++;
 			continue;
 		}
@@ -295,41 +522,45 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		k->sites = &out->sites[i];
 		k->nsites = 1;
 		k->initial = -1;
-		k->name = out->names + used;
 		if (raw[i].ext) {
-			used += (size_t)sprintf(out->names + used, "%s",
-						raw[i].ext) + 1;
-		} else {
-			const struct sy_sym *s = sy_syms_find(&syms, k->addr,
-							      false);
-			const uint8_t *b;
-			bool zero;
-			int32_t en;
-
-			if (s && s->addr == k->addr)
-				used += (size_t)sprintf(out->names + used,
-							"%s", s->name) + 1;
-			else if (s && strlen(s->name) < 20)
-				used += (size_t)sprintf(out->names + used,
-						"%s+%llu", s->name,
-						(unsigned long long)(k->addr -
-								     s->addr)) + 1;
-			else
-				used += (size_t)sprintf(out->names + used,
-						"key@0x%llx",
-						(unsigned long long)k->addr) + 1;
-			/* struct static_key: int enabled first */
-			b = at_addr(&m, k->addr, 4, &zero);
-			if (b) {
-				memcpy(&en, b, 4);
-				k->initial = en > 0;
-			} else if (zero) {
-				k->initial = 0;
-			}
+			k->name = (const char *)pool_add(&pl, "%s", raw[i].ext);
+			continue;
+		}
+		k->name = (const char *)name_of(&pl, &syms, k->addr, false,
+						NULL, "key");
+		/* struct static_key: int enabled first */
+		b = at_addr(&m, k->addr, 4, &zero);
+		if (b) {
+			memcpy(&en, b, 4);
+			k->initial = en > 0;
+		} else if (zero) {
+			k->initial = 0;
 		}
 	}
+	r = read_others(&m, &syms, &pl, out);
+	if (!r && pl.failed)
+		r = -ENOMEM;
+	if (r)
+		goto out;
+	/* the pool is final: offsets to pointers */
+	out->names = pl.p;
+	pl.p = NULL;
+	for (size_t i = 0; i < out->nkeys; i++)
+		out->keys[i].name = out->names + (uintptr_t)out->keys[i].name;
+	for (size_t i = 0; i < out->ncalls; i++) {
+		out->calls[i].name = out->names + (uintptr_t)out->calls[i].name;
+		if (out->calls[i].target)
+			out->calls[i].target = out->names +
+				(uintptr_t)out->calls[i].target;
+	}
+	for (size_t i = 0; i < out->nrcs; i++)
+		out->rcs[i].name = out->names + (uintptr_t)out->rcs[i].name;
+	qsort(out->calls, out->ncalls, sizeof(*out->calls), cmp_call);
+	qsort(out->alts, out->nalts, sizeof(*out->alts), cmp_alt);
+	qsort(out->rcs, out->nrcs, sizeof(*out->rcs), cmp_rc);
 out:
 	free(raw);
+	free(pl.p);
 	sy_syms_free(&syms);
 	if (r)
 		sy_records_free(out);

@@ -32,12 +32,44 @@ struct sy_rec_key {
 	size_t nsites;
 };
 
+/* A static call site (section sy_static_call_sites). */
+struct sy_rec_call {
+	uint64_t addr;		/* the site's arm */
+	const char *name;	/* the static call (its key's symbol without
+				   __SCK__), or "call@0x..." */
+	const char *target;	/* the initial target's symbol, "(none)", or
+				   NULL: unknown (a key of another object) */
+	unsigned callee_save;	/* 1: static_call_cs() site */
+};
+
+/* A CPU-feature alternative (section sy_altinstr). */
+struct sy_rec_alt {
+	uint64_t addr;
+	unsigned len;		/* the site's bytes, padding included */
+	unsigned repl_len;	/* the replacement's */
+	unsigned feature;	/* X86_FEATURE_* number */
+	unsigned absent;	/* 1: applies when the feature is absent */
+};
+
+/* A run-time constant site (section sy_runtime_const). */
+struct sy_rec_rc {
+	uint64_t addr;		/* its guard */
+	const char *name;	/* the variable's symbol, or "var@0x..." */
+	unsigned size;		/* of the immediate: 8, 4 or 1 */
+};
+
 struct sy_records {
 	struct sy_rec_key *keys;	/* sorted by address, then name */
 	size_t nkeys;
 	struct sy_rec_site *sites;	/* all, grouped by key */
 	size_t nsites;
-	char *names;			/* the pool the key names live in */
+	struct sy_rec_call *calls;	/* by name, then address */
+	size_t ncalls;
+	struct sy_rec_alt *alts;	/* by address */
+	size_t nalts;
+	struct sy_rec_rc *rcs;		/* by name, then address */
+	size_t nrcs;
+	char *names;			/* the pool the names live in */
 	const char *why;		/* on -ENOEXEC: what is wrong */
 };
 

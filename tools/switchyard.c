@@ -117,6 +117,150 @@ static void site_text(csh cs, const struct sy_rec_site *s, char *buf,
 	}
 }
 
+/* "func+0x12 file:line" of addr, for the other record kinds */
+static void where(const struct sy_syms *syms, const struct sy_lines *lines,
+		  uint64_t addr, char *buf, size_t size, const char **fname,
+		  char **owned, unsigned long long *off, const char **file,
+		  unsigned *line)
+{
+	const struct sy_sym *fn = sy_syms_find(syms, addr, true);
+	const struct sy_line_row *ln = sy_lines_find(lines, addr);
+
+	*fname = fn ? demangle(fn->name, owned) : NULL;
+	if (!fn)
+		*owned = NULL;
+	*off = fn ? addr - fn->addr : 0;
+	*file = ln && ln->line && ln->file < lines->nfiles ?
+		lines->files[ln->file] : NULL;
+	*line = *file ? ln->line : 0;
+	snprintf(buf, size, "%s+0x%llx %s%s%u", *fname ? *fname : "?", *off,
+		 *file ? *file : "-", *file ? ":" : "", *line);
+	if (!*file)
+		buf[strlen(buf) - 1] = 0;	/* the line's 0 */
+}
+
+static void json_where(const char *fname, unsigned long long off,
+		       const char *file, unsigned line)
+{
+	printf("\"function\": ");
+	if (fname)
+		json_str(stdout, fname);
+	else
+		printf("null");
+	printf(", \"offset\": %llu, \"file\": ", off);
+	if (file)
+		json_str(stdout, file);
+	else
+		printf("null");
+	printf(", \"line\": %u", line);
+}
+
+static void list_others(const struct sy_records *rec,
+			const struct sy_syms *syms,
+			const struct sy_lines *lines, bool json)
+{
+	char buf[1024], *owned;
+	const char *fname, *file;
+	unsigned long long off;
+	unsigned line;
+
+	if (json)
+		printf(", \"static_calls\": [");
+	else if (rec->ncalls)
+		printf("\n%zu static call site%s\n", rec->ncalls,
+		       rec->ncalls == 1 ? "" : "s");
+	for (size_t i = 0; i < rec->ncalls; i++) {
+		const struct sy_rec_call *c = &rec->calls[i];
+		char *tn_owned = NULL;
+		const char *tn = c->target ? demangle(c->target, &tn_owned)
+					   : NULL;
+
+		where(syms, lines, c->addr, buf, sizeof(buf), &fname, &owned,
+		      &off, &file, &line);
+		if (json) {
+			printf("%s\n  {\"name\": ", i ? "," : "");
+			json_str(stdout, c->name);
+			printf(", \"address\": \"0x%llx\", \"initial_target\": ",
+			       (unsigned long long)c->addr);
+			if (tn)
+				json_str(stdout, tn);
+			else
+				printf("null");
+			printf(", \"callee_save\": %s, ",
+			       c->callee_save ? "true" : "false");
+			json_where(fname, off, file, line);
+			printf("}");
+		} else {
+			printf("  %-20s 0x%-8llx %-40s -> %s%s\n", c->name,
+			       (unsigned long long)c->addr, buf,
+			       tn ? tn : "(target in another object)",
+			       c->callee_save ? "  callee-save" : "");
+		}
+		free(owned);
+		free(tn_owned);
+	}
+	if (json)
+		printf("%s], \"alternatives\": [", rec->ncalls ? "\n" : "");
+	else if (rec->nalts)
+		printf("\n%zu alternative record%s\n", rec->nalts,
+		       rec->nalts == 1 ? "" : "s");
+	for (size_t i = 0; i < rec->nalts; i++) {
+		const struct sy_rec_alt *a = &rec->alts[i];
+		const char *fn = switchyard_cpu_feature_name(a->feature);
+		char feat[48];
+
+		snprintf(feat, sizeof(feat), "%s%s", a->absent ? "!" : "",
+			 fn ? fn : "?");
+		if (!fn)
+			snprintf(feat, sizeof(feat), "%sfeature %u",
+				 a->absent ? "!" : "", a->feature);
+		where(syms, lines, a->addr, buf, sizeof(buf), &fname, &owned,
+		      &off, &file, &line);
+		if (json) {
+			printf("%s\n  {\"address\": \"0x%llx\", \"feature\": ",
+			       i ? "," : "", (unsigned long long)a->addr);
+			json_str(stdout, feat);
+			printf(", \"length\": %u, \"replacement_length\": %u, ",
+			       a->len, a->repl_len);
+			json_where(fname, off, file, line);
+			printf("}");
+		} else {
+			printf("  0x%-8llx %-40s %2u bytes  if %s: %u bytes\n",
+			       (unsigned long long)a->addr, buf, a->len, feat,
+			       a->repl_len);
+		}
+		free(owned);
+	}
+	if (json)
+		printf("%s], \"runtime_consts\": [", rec->nalts ? "\n" : "");
+	else if (rec->nrcs)
+		printf("\n%zu run-time constant site%s\n", rec->nrcs,
+		       rec->nrcs == 1 ? "" : "s");
+	for (size_t i = 0; i < rec->nrcs; i++) {
+		const struct sy_rec_rc *c = &rec->rcs[i];
+		char *vn_owned;
+		const char *vn = demangle(c->name, &vn_owned);
+
+		where(syms, lines, c->addr, buf, sizeof(buf), &fname, &owned,
+		      &off, &file, &line);
+		if (json) {
+			printf("%s\n  {\"name\": ", i ? "," : "");
+			json_str(stdout, vn);
+			printf(", \"address\": \"0x%llx\", \"size\": %u, ",
+			       (unsigned long long)c->addr, c->size);
+			json_where(fname, off, file, line);
+			printf("}");
+		} else {
+			printf("  %-20s 0x%-8llx %-40s %u-byte immediate\n", vn,
+			       (unsigned long long)c->addr, buf, c->size);
+		}
+		free(owned);
+		free(vn_owned);
+	}
+	if (json)
+		printf("%s]", rec->nrcs ? "\n" : "");
+}
+
 static int cmd_list(const char *path, bool json)
 {
 	struct sy_records rec;
@@ -149,9 +293,13 @@ static int cmd_list(const char *path, bool json)
 		printf("{\"file\": "), json_str(stdout, path),
 			printf(", \"keys\": [");
 	else
-		printf("%s: %zu static key%s, %zu site%s\n", path, rec.nkeys,
-		       rec.nkeys == 1 ? "" : "s", rec.nsites,
-		       rec.nsites == 1 ? "" : "s");
+		printf("%s: %zu static key%s with %zu site%s, %zu static call "
+		       "site%s, %zu alternative%s, %zu run-time constant "
+		       "site%s\n", path, rec.nkeys, rec.nkeys == 1 ? "" : "s",
+		       rec.nsites, rec.nsites == 1 ? "" : "s", rec.ncalls,
+		       rec.ncalls == 1 ? "" : "s", rec.nalts,
+		       rec.nalts == 1 ? "" : "s", rec.nrcs,
+		       rec.nrcs == 1 ? "" : "s");
 	for (size_t i = 0; i < rec.nkeys; i++) {
 		const struct sy_rec_key *k = &rec.keys[i];
 		const char *state = k->initial < 0 ? "unknown" :
@@ -238,7 +386,10 @@ static int cmd_list(const char *path, bool json)
 			printf("]}");
 	}
 	if (json)
-		printf("\n]}\n");
+		printf("\n]");
+	list_others(&rec, &syms, &lines, json);
+	if (json)
+		printf("}\n");
 	if (cs)
 		cs_close(&cs);
 	sy_lines_free(&lines);

@@ -42,6 +42,27 @@ def check(d, f, want):
                or not s["file"].endswith(f) or len(s["bytes"].split()) != s["length"]:
                 bad.append(f"{f}: {name}: site {s}")
 check(prog, "cli_target.c", {"cli_off": ("off", True, False), "cli_on": ("on", True, True)})
+def mark(f, tag):
+    for n, l in enumerate(open(f"{src}/{f}"), 1):
+        if tag in l:
+            return n
+    return -1
+calls = prog["static_calls"]
+if [(c["name"], c["initial_target"], c["callee_save"], c["line"]) for c in calls] != \
+   [("cli_sc", "cli_impl", False, mark("cli_target.c", "CALL_cli_sc"))]:
+    bad.append(f"static calls: {calls}")
+alts = prog["alternatives"]
+# static_cpu_has(): two records at one site (present, and !present)
+if sorted(a["feature"] for a in alts) != ["!sse2", "sse2"] or \
+   {a["line"] for a in alts} != {mark("cli_target.c", "ALT_sse2")} or \
+   len({a["address"] for a in alts}) != 1:
+    bad.append(f"alternatives: {alts}")
+rcs = prog["runtime_consts"]
+if [(c["name"], c["size"], c["line"]) for c in rcs] != \
+   [("cli_limit", 4, mark("cli_target.c", "RC_cli_limit"))]:
+    bad.append(f"run-time constants: {rcs}")
+if lib["static_calls"] or lib["alternatives"] or lib["runtime_consts"]:
+    bad.append("the library has no static call, alternative or run-time constant")
 check(lib, "cli_lib.c", {"cli_lib_key": ("off", True, False), "cli_on": ("unknown", False, True)})
 for b in bad:
     print("FAIL:", b)
@@ -51,6 +72,9 @@ PY
 # text: the same facts, for a reader
 "$cli" list "$prog" >"$tmp/prog.txt" || no "list (text)"
 grep -q "^key cli_off  initial off, 2 sites" "$tmp/prog.txt" || no "text: cli_off line: $(cat "$tmp/prog.txt")"
+grep -q "^  cli_sc .* three+0x[0-9a-f]* .*cli_target.c:[0-9]* -> cli_impl" "$tmp/prog.txt" || no "text: static call line"
+grep -q "if sse2:" "$tmp/prog.txt" || no "text: alternative line"
+grep -q "^  cli_limit .* 4-byte immediate" "$tmp/prog.txt" || no "text: run-time constant line"
 grep -q "^key cli_on  initial on, 1 site" "$tmp/prog.txt" || no "text: cli_on line"
 grep -q "cli_target.c:[0-9]" "$tmp/prog.txt" || no "text: no file:line"
 "$cli" list "$lib" | grep -q "^key cli_on (defined in another object)  initial unknown" || no "text: the library's import"
