@@ -103,6 +103,25 @@ expect 2 "usage" "$cli" list
 expect 2 "usage" "$cli" frobnicate
 expect 2 "usage" "$cli" list "$prog" --no-such-option
 "$cli" --help | grep -q "switchyard list FILE" || no "--help"
+# the man page documents every command of --help, and every JSON field
+man=$src/../../doc/man/switchyard.1
+for c in $("$cli" --help | sed -n 's/.*switchyard \([a-z][a-z]*\).*/\1/p'); do
+	grep -q "^\.B $c" "$man" || no "man page: no '$c'"
+done
+python3 - "$tmp/prog.json" "$man" <<'PY' || no "man page: JSON fields"
+import json, sys
+d, man = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+fields = set(d)
+for k in ("keys", "static_calls", "alternatives", "runtime_consts"):
+    for e in d[k]:
+        fields |= set(e)
+        for s in e.get("sites", []):
+            fields |= set(s)
+missing = [f for f in sorted(fields) if f'"{f}"' not in man]
+if missing:
+    print("undocumented:", missing)
+sys.exit(1 if missing else 0)
+PY
 
 [ $fail = 0 ] && echo "test_cli: all checks passed"
 exit $fail
