@@ -16,5 +16,6 @@
 #include <switchyard/alternative.h>
 #include <switchyard/io.h>
 #include <switchyard/memcpy.h>
+#include <switchyard/control.h>
 
 #endif /* SWITCHYARD_H */

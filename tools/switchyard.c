@@ -17,7 +17,12 @@
  * `prepatch` (issue [8/10]).
  */
 #include <capstone/capstone.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,10 +70,243 @@ static void json_str(FILE *f, const char *s)
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: switchyard list FILE [--json]\n"
+	fprintf(f, "usage: switchyard list FILE|PID [--json]\n"
+		   "       switchyard set PID GLOB on|off|inc|dec [--json]\n"
+		   "       switchyard ps [--json]\n"
 		   "       switchyard cpu [--json]\n"
 		   "       switchyard --help\n");
 	return rc;
+}
+
+/* ---- live processes (<switchyard/control.h>) ----------------------------- */
+
+/* Send one request line to process pid's control socket and read the
+ * one-line reply into *reply (malloc'ed). 0, or 1 with a message. */
+static int request(int pid, const char *line, char **reply)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	int fd, r = switchyard_control_path(pid, sa.sun_path,
+					    sizeof(sa.sun_path));
+
+	*reply = NULL;
+	if (!buf)
+		return 1;
+	if (r) {
+		fprintf(stderr, "switchyard: %d: %s\n", pid, strerror(-r));
+		free(buf);
+		return 1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "switchyard: process %d: no control socket "
+			"(%s: %s); start it with SWITCHYARD_CONTROL=1 or "
+			"switchyard_control_start()\n", pid, sa.sun_path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return 1;
+	}
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line)) {
+		fprintf(stderr, "switchyard: process %d: %s\n", pid,
+			strerror(errno));
+		close(fd);
+		free(buf);
+		return 1;
+	}
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pf, 1, 5000) <= 0) {
+			fprintf(stderr, "switchyard: process %d: no reply in "
+				"5 s\n", pid);
+			break;
+		}
+		if (len + 1 >= cap) {
+			char *b = realloc(buf, cap * 2);
+
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - 1 - len, 0);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (memchr(buf, '\n', len)) {
+			buf[len] = 0;
+			close(fd);
+			*reply = buf;
+			return 0;
+		}
+	}
+	fprintf(stderr, "switchyard: process %d: the reply was cut short\n",
+		pid);
+	close(fd);
+	free(buf);
+	return 1;
+}
+
+/* The replies are this library's JSON: find "key": and read its value. */
+static const char *field(const char *obj, const char *key, char *val,
+			 size_t size)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(obj, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && n + 1 < size; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			val[n++] = *p;
+		}
+	} else {
+		while (*p && *p != ',' && *p != '}' && n + 1 < size)
+			val[n++] = *p++;
+	}
+	val[n] = 0;
+	return val;
+}
+
+/* Print a reply's objects (one per "{\"name\"") as a table, or its error. */
+static int print_reply(const char *reply, const char *const *cols, int ncols)
+{
+	char v[512];
+	const char *p = reply;
+
+	if (field(reply, "error", v, sizeof(v)) && !strstr(reply, "\"name\"")) {
+		fprintf(stderr, "switchyard: %s\n", v);
+		return 1;
+	}
+	while ((p = strstr(p, "{\"name\": "))) {
+		const char *end = strchr(p, '}');
+		char obj[2048];
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n >= sizeof(obj))
+			n = sizeof(obj) - 1;
+		memcpy(obj, p, n);
+		obj[n] = 0;
+		for (int c = 0; c < ncols; c++) {
+			if (!field(obj, cols[c], v, sizeof(v)))
+				snprintf(v, sizeof(v), "-");
+			if (c)
+				printf("  %s=%s", cols[c], v);
+			else
+				printf("%s", v);
+		}
+		printf("\n");
+		p += n;
+	}
+	return 0;
+}
+
+static bool is_pid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int cmd_list_pid(int pid, bool json)
+{
+	static const char *const cols[] = { "name", "enabled", "count",
+					    "sites", "object" };
+	char *reply;
+	int r = request(pid, "list\n", &reply);
+
+	if (r)
+		return r;
+	if (json)
+		fputs(reply, stdout);
+	else
+		r = print_reply(reply, cols, 5);
+	free(reply);
+	return r;
+}
+
+static int cmd_set(int pid, const char *glob, const char *action, bool json)
+{
+	static const char *const cols[] = { "name", "enabled", "count",
+					    "result" };
+	char line[1100], *reply, v[256];
+	int r;
+
+	if (strlen(glob) > 1000 || strpbrk(glob, " \t\r\n")) {
+		fprintf(stderr, "switchyard: a key pattern is one word of at "
+			"most 1000 bytes\n");
+		return 2;
+	}
+	snprintf(line, sizeof(line), "set %s %s\n", glob, action);
+	r = request(pid, line, &reply);
+	if (r)
+		return r;
+	if (json) {
+		fputs(reply, stdout);
+		r = field(reply, "error", v, sizeof(v)) ? 1 : 0;
+	} else {
+		r = print_reply(reply, cols, 4);
+	}
+	free(reply);
+	return r;
+}
+
+static int cmd_ps(bool json)
+{
+	char path[200], dir[4096];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	if (switchyard_control_path(1, path, sizeof(path)))
+		return 1;
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	d = opendir(dir);
+	if (json)
+		printf("[");
+	while (d && (e = readdir(d))) {
+		char comm[64] = "?", proc[64];
+		int pid;
+		FILE *f;
+
+		if (sscanf(e->d_name, "%d.sock", &pid) != 1 || pid <= 0)
+			continue;
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
+		f = fopen(proc, "r");
+		if (!f)
+			continue;	/* a socket left by a dead process */
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		if (json) {
+			printf("%s{\"pid\": %d, \"command\": ", n ? ", " : "",
+			       pid);
+			json_str(stdout, comm);
+			printf("}");
+		} else {
+			printf("%d\t%s\n", pid, comm);
+		}
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (json)
+		printf("]\n");
+	return 0;
 }
 
 struct file {
@@ -445,7 +683,7 @@ static int cmd_cpu(bool json)
 int main(int argc, char **argv)
 {
 	bool json = false;
-	const char *args[2] = { NULL, NULL };
+	const char *args[4] = { NULL, NULL, NULL, NULL };
 	int nargs = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -455,13 +693,20 @@ int main(int argc, char **argv)
 			return usage(stdout, 0);
 		else if (argv[i][0] == '-' && argv[i][1])
 			return usage(stderr, 2);
-		else if (nargs < 2)
+		else if (nargs < 4)
 			args[nargs++] = argv[i];
 		else
 			return usage(stderr, 2);
 	}
 	if (nargs == 2 && !strcmp(args[0], "list"))
-		return cmd_list(args[1], json);
+		return is_pid(args[1]) ? cmd_list_pid(atoi(args[1]), json)
+				       : cmd_list(args[1], json);
+	if (nargs == 4 && !strcmp(args[0], "set") && is_pid(args[1]) &&
+	    (!strcmp(args[3], "on") || !strcmp(args[3], "off") ||
+	     !strcmp(args[3], "inc") || !strcmp(args[3], "dec")))
+		return cmd_set(atoi(args[1]), args[2], args[3], json);
+	if (nargs == 1 && !strcmp(args[0], "ps"))
+		return cmd_ps(json);
 	if (nargs == 1 && !strcmp(args[0], "cpu"))
 		return cmd_cpu(json);
 	return usage(stderr, 2);

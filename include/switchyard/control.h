@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/control.h - live control of a process's static keys from the
+ * outside (`switchyard list PID`, `switchyard set PID KEY on|off|inc|dec`).
+ *
+ * Opt-in: nothing is started unless the process calls
+ * switchyard_control_start() or runs with SWITCHYARD_CONTROL=1 in its
+ * environment (read once, when the library loads, with secure_getenv()).
+ * Then a control thread, which blocks every signal, serves a Unix socket
+ * at
+ *     $XDG_RUNTIME_DIR/switchyard/<pid>.sock
+ *     /tmp/switchyard-<uid>/<pid>.sock        (XDG_RUNTIME_DIR unset or
+ *                                              not absolute)
+ * in a directory of mode 0700 owned by the process's user (refused if it
+ * exists otherwise), the socket 0600. Every client is checked with
+ * SO_PEERCRED: the same user, or root; others get one error line and are
+ * closed. Requests are lines of at most 1024 bytes:
+ *     list                       the keys: one JSON object
+ *     set GLOB on|off|inc|dec    every key whose name matches GLOB
+ *                                (fnmatch(3)); JSON: what changed
+ * A malformed request gets a JSON error and the connection stays usable;
+ * a line too long, a client silent for 10 s, or one that does not read
+ * its replies is closed. At most 16 clients at once. The process never
+ * blocks on a client: every socket is non-blocking.
+ *
+ * Include <switchyard.h> rather than this file.
+ */
+#ifndef SWITCHYARD_CONTROL_H
+#define SWITCHYARD_CONTROL_H
+
+#include <stddef.h>
+
+#include <switchyard/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * switchyard_control_start - start serving the control socket (idempotent:
+ * 0 when already serving). Returns 0, or a negative errno: the directory
+ * or socket could not be made (-EPERM: the directory exists with another
+ * owner or mode), the thread could not start. Thread-safe; not
+ * async-signal-safe.
+ */
+SWITCHYARD_API int switchyard_control_start(void);
+
+/*
+ * switchyard_control_stop - stop serving: the thread is joined, the socket
+ * closed and removed. 0, or -ESRCH when not serving. Thread-safe; not
+ * async-signal-safe; not from a key-change callback.
+ */
+SWITCHYARD_API int switchyard_control_stop(void);
+
+/*
+ * switchyard_control_path - the socket path of process pid (0: this one)
+ * into buf. 0, -ENAMETOOLONG. Thread-safe; async-signal-safe except for
+ * reading the environment.
+ */
+SWITCHYARD_API int switchyard_control_path(int pid, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWITCHYARD_CONTROL_H */

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.c - the control socket (<switchyard/control.h>).
+ *
+ * One thread, started on request, with every signal blocked (it never
+ * runs an application handler, and a server that blocks all signals in
+ * its threads keeps them for its own: the mask is set before
+ * pthread_create() so the thread is born with it). It polls the listening
+ * socket, the clients (at most CTL_CLIENTS) and a pipe that stop() writes
+ * to. Every socket is non-blocking: a client that does not send, or does
+ * not read, costs the others nothing (its reply is dropped with it).
+ *
+ * Requests change keys through the public calls (static_key_enable() and
+ * the rest), under the same rules as any thread of the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CTL_CLIENTS 16
+#define CTL_LINE 1024
+#define CTL_IDLE_MS 10000
+
+struct client {
+	int fd;
+	size_t len;
+	uint64_t last;		/* ms, CLOCK_MONOTONIC */
+	char buf[CTL_LINE + 1];
+};
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t ctl_thread;
+static bool ctl_running;		/* ctl_lock */
+static int ctl_listen = -1, ctl_wake[2] = { -1, -1 };
+static char ctl_sock[108];
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The directory of the sockets of this user (no trailing slash). */
+static int ctl_dir(char *buf, size_t size)
+{
+	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (rt && rt[0] == '/')
+		n = snprintf(buf, size, "%s/switchyard", rt);
+	else
+		n = snprintf(buf, size, "/tmp/switchyard-%u",
+			     (unsigned)geteuid());
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int switchyard_control_path(int pid, char *buf, size_t size)
+{
+	char dir[4096];
+	int n, r = ctl_dir(dir, sizeof(dir));
+
+	if (r)
+		return r;
+	if (!buf)
+		return -EINVAL;
+	n = snprintf(buf, size, "%s/%d.sock", dir, pid ? pid : (int)getpid());
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* mkdir 0700, or an existing directory that is ours and 0700 (not a
+ * symlink: lstat) */
+static int make_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 0777) != 0700) {
+		sy_log(SWITCHYARD_LOG_ERROR, "control: %s is not a directory "
+		       "of mode 0700 owned by uid %u: not serving", dir,
+		       (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || o->len + (size_t)n + 1 > o->cap) {
+		size_t cap = (o->len + (size_t)(n < 0 ? 0 : n) + 1) * 2 + 256;
+		char *p = n < 0 ? NULL : realloc(o->p, cap);
+
+		if (!p) {
+			o->failed = true;
+			return;
+		}
+		o->p = p;
+		o->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	put(o, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			put(o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			put(o, "\\u%04x", c);
+		else
+			put(o, "%c", c);
+	}
+	put(o, "\"");
+}
+
+static int list_one(const struct switchyard_key_info *k, void *arg)
+{
+	struct out *o = arg;
+
+	put(o, "%s{\"name\": ", o->p && o->p[o->len - 1] == '[' ? "" : ", ");
+	put_str(o, k->name);
+	put(o, ", \"object\": ");
+	put_str(o, k->object ? k->object : "");
+	put(o, ", \"enabled\": %s, \"count\": %d, \"sites\": %zu}",
+	    k->enabled ? "true" : "false", k->count, k->sites);
+	return 0;
+}
+
+struct set_req {
+	const char *glob;
+	int op;			/* 0 off, 1 on, 2 inc, 3 dec */
+	struct out *o;
+	size_t matched;
+};
+
+static int set_one(const struct switchyard_key_info *k, void *arg)
+{
+	struct set_req *q = arg;
+	struct static_key *key = (struct static_key *)k->key;
+	int r;
+
+	if (fnmatch(q->glob, k->name, 0))
+		return 0;
+	switch (q->op) {
+	case 0:
+		r = static_key_disable(key);
+		break;
+	case 1:
+		r = static_key_enable(key);
+		break;
+	case 2:
+		r = static_key_slow_inc(key);
+		break;
+	default:
+		r = static_key_slow_dec(key);
+		break;
+	}
+	put(q->o, "%s{\"name\": ", q->matched++ ? ", " : "");
+	put_str(q->o, k->name);
+	put(q->o, ", \"result\": %d, \"enabled\": %s, \"count\": %d}", r,
+	    static_key_enabled(key) ? "true" : "false",
+	    static_key_count(key));
+	return 0;
+}
+
+static void handle(const char *line, struct out *o)
+{
+	static const char *const ops[] = { "off", "on", "inc", "dec" };
+	char glob[CTL_LINE + 1], op[8];
+	int n = 0;
+
+	if (!strcmp(line, "list")) {
+		put(o, "{\"pid\": %d, \"keys\": [", (int)getpid());
+		if (switchyard_for_each_key(list_one, o) == -ENOMEM)
+			o->failed = true;
+		put(o, "]}\n");
+		return;
+	}
+	if (sscanf(line, "set %1024s %7s%n", glob, op, &n) == 2 &&
+	    !line[n]) {
+		struct set_req q = { glob, -1, o, 0 };
+
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(op, ops[i]))
+				q.op = i;
+		if (q.op < 0) {
+			put(o, "{\"error\": \"unknown action (on, off, inc, "
+			       "dec)\"}\n");
+			return;
+		}
+		put(o, "{\"changed\": [");
+		switchyard_for_each_key(set_one, &q);
+		if (!q.matched) {
+			o->len = 0;
+			put(o, "{\"error\": \"no key matches ");
+			put_str(o, glob);
+			put(o, "\"}\n");
+			return;
+		}
+		put(o, "]}\n");
+		return;
+	}
+	put(o, "{\"error\": \"unknown request (list, set GLOB "
+	       "on|off|inc|dec)\"}\n");
+}
+
+/* ---- the thread ----------------------------------------------------------- */
+
+static void drop(struct client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* One request line: reply in full or drop the client (never wait). */
+static void serve_line(struct client *c, const char *line)
+{
+	struct out o = { NULL, 0, 0, false };
+	ssize_t w;
+
+	handle(line, &o);
+	if (o.failed) {
+		free(o.p);
+		o.p = strdup("{\"error\": \"out of memory\"}\n");
+		o.len = o.p ? strlen(o.p) : 0;
+	}
+	w = o.p ? send(c->fd, o.p, o.len, MSG_NOSIGNAL | MSG_DONTWAIT) : -1;
+	if (w != (ssize_t)o.len)
+		drop(c);	/* a client that does not read: gone */
+	free(o.p);
+}
+
+static void serve_input(struct client *c)
+{
+	ssize_t n = recv(c->fd, c->buf + c->len, CTL_LINE + 1 - c->len,
+			 MSG_DONTWAIT);
+	char *nl;
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			drop(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->last = now_ms();
+	while (c->fd >= 0 && (nl = memchr(c->buf, '\n', c->len))) {
+		size_t used = (size_t)(nl - c->buf) + 1;
+
+		*nl = 0;
+		if (nl > c->buf && nl[-1] == '\r')
+			nl[-1] = 0;
+		if (memchr(c->buf, 0, (size_t)(nl - c->buf)))
+			serve_line(c, "");	/* a NUL inside: malformed */
+		else
+			serve_line(c, c->buf);
+		if (c->fd < 0)
+			return;
+		memmove(c->buf, c->buf + used, c->len - used);
+		c->len -= used;
+	}
+	if (c->len > CTL_LINE) {
+		static const char msg[] = "{\"error\": \"line too long\"}\n";
+
+		(void)!send(c->fd, msg, sizeof(msg) - 1,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+		drop(c);
+	}
+}
+
+/* One waiting connection: 0, or -1 when none is left. */
+static int serve_accept(struct client *cl)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd = accept4(ctl_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int slot = -1;
+
+	if (fd < 0)
+		return errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
+	    (cr.uid != geteuid() && cr.uid != 0)) {
+		static const char msg[] = "{\"error\": \"permission denied\"}\n";
+
+		(void)!send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return 0;
+	}
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		if (cl[i].fd < 0) {
+			slot = i;
+			break;
+		}
+	if (slot < 0) {
+		static const char msg[] = "{\"error\": \"too many clients\"}\n";
+
+		(void)!send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return 0;
+	}
+	cl[slot].fd = fd;
+	cl[slot].len = 0;
+	cl[slot].last = now_ms();
+	return 0;
+}
+
+static void *ctl_main(void *arg)
+{
+	struct client cl[CTL_CLIENTS];
+	struct pollfd pf[CTL_CLIENTS + 2];
+
+	(void)arg;
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		cl[i].fd = -1;
+	for (;;) {
+		int n = 0, map[CTL_CLIENTS];
+		uint64_t t;
+
+		pf[n++] = (struct pollfd){ ctl_wake[0], POLLIN, 0 };
+		pf[n++] = (struct pollfd){ ctl_listen, POLLIN, 0 };
+		for (int i = 0; i < CTL_CLIENTS; i++)
+			if (cl[i].fd >= 0) {
+				map[n - 2] = i;
+				pf[n++] = (struct pollfd){ cl[i].fd, POLLIN, 0 };
+			}
+		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			break;	/* stop() */
+		/* drain the backlog: a burst of connections must not find
+		 * it full (connect() then fails with EAGAIN) */
+		if (pf[1].revents & POLLIN)
+			for (int k = 0; k < 64 && !serve_accept(cl); k++)
+				;
+		for (int k = 2; k < n; k++)
+			if (pf[k].revents && cl[map[k - 2]].fd == pf[k].fd)
+				serve_input(&cl[map[k - 2]]);
+		t = now_ms();
+		for (int i = 0; i < CTL_CLIENTS; i++)
+			if (cl[i].fd >= 0 && t - cl[i].last > CTL_IDLE_MS)
+				drop(&cl[i]);
+	}
+	for (int i = 0; i < CTL_CLIENTS; i++)
+		if (cl[i].fd >= 0)
+			drop(&cl[i]);
+	return NULL;
+}
+
+/* ---- start, stop ------------------------------------------------------------ */
+
+static void close_all(void)
+{
+	if (ctl_listen >= 0)
+		close(ctl_listen);
+	for (int i = 0; i < 2; i++)
+		if (ctl_wake[i] >= 0)
+			close(ctl_wake[i]);
+	ctl_listen = ctl_wake[0] = ctl_wake[1] = -1;
+}
+
+int switchyard_control_start(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[4096];
+	sigset_t all, old;
+	int r;
+
+	pthread_mutex_lock(&ctl_lock);
+	if (ctl_running) {
+		pthread_mutex_unlock(&ctl_lock);
+		return 0;
+	}
+	r = ctl_dir(dir, sizeof(dir));
+	if (!r)
+		r = make_dir(dir);
+	if (!r)
+		r = switchyard_control_path(0, sa.sun_path, sizeof(sa.sun_path));
+	if (r)
+		goto out;
+	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+	if (ctl_listen < 0 || pipe2(ctl_wake, O_CLOEXEC)) {
+		r = -errno;
+		goto fail;
+	}
+	unlink(sa.sun_path);	/* a stale socket of an earlier process */
+	if (bind(ctl_listen, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(sa.sun_path, 0600) || listen(ctl_listen, 64)) {
+		r = -errno;
+		goto fail;
+	}
+	strcpy(ctl_sock, sa.sun_path);
+	/* the thread is born with every signal blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&ctl_thread, NULL, ctl_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		unlink(ctl_sock);
+		goto fail;
+	}
+	ctl_running = true;
+	goto out;
+fail:
+	close_all();
+out:
+	if (r)
+		sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
+		       strerror(-r));
+	pthread_mutex_unlock(&ctl_lock);
+	return r;
+}
+
+int switchyard_control_stop(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+	if (!ctl_running) {
+		pthread_mutex_unlock(&ctl_lock);
+		return -ESRCH;
+	}
+	(void)!write(ctl_wake[1], "x", 1);
+	pthread_join(ctl_thread, NULL);
+	unlink(ctl_sock);
+	close_all();
+	ctl_running = false;
+	pthread_mutex_unlock(&ctl_lock);
+	return 0;
+}
+
+/* A forked child has no control thread: forget the parent's (its socket
+ * is the parent's to remove). */
+static void ctl_atfork_child(void)
+{
+	if (ctl_running) {
+		close_all();
+		ctl_running = false;
+	}
+	pthread_mutex_init(&ctl_lock, NULL);
+}
+
+__attribute__((constructor)) static void ctl_init(void)
+{
+	const char *env = secure_getenv("SWITCHYARD_CONTROL");
+
+	pthread_atfork(NULL, NULL, ctl_atfork_child);
+	if (env && !strcmp(env, "1"))
+		(void)switchyard_control_start();
+}
+
+/* At exit, or when the library is unloaded: the thread must not outlive
+ * the code it runs, and the socket goes with the process. */
+__attribute__((destructor)) static void ctl_fini(void)
+{
+	(void)switchyard_control_stop();
+}
