@@ -17,7 +17,7 @@ DEFINE_STATIC_KEY_FALSE(net_rx);
 DEFINE_STATIC_KEY_FALSE(net_tx);
 DEFINE_STATIC_KEY_TRUE(disk_io);
 
-static volatile int stop;
+static int stop;	/* atomic: the workers poll it */
 static unsigned long hits[3];
 
 static void *worker(void *arg)
@@ -25,7 +25,7 @@ static void *worker(void *arg)
 	unsigned long h[3] = { 0, 0, 0 };
 
 	(void)arg;
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		if (static_branch_unlikely(&net_rx))
 			h[0]++;
 		if (static_branch_unlikely(&net_tx))
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	printf("net_rx %d net_tx %d disk_io %d\n",
