@@ -71,9 +71,18 @@ assert b"error" in ask(bad, b"set\n")
 assert b"error" in ask(bad, b"set net_rx sideways\n")
 assert b"error" in ask(bad, b"li\x00st\n")
 assert b'"keys"' in ask(bad, b"list\n")     # still usable after errors
+def blast(data):
+    # the server may refuse or drop it first (too many clients, a line
+    # too long): that is protecting itself, not a failure
+    s = conn()
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+    return s
 for i in range(20):
-    r = conn(); r.sendall(os.urandom(300) + b"\n"); r.close()
-long = conn(); long.sendall(b"x" * 5000)
+    blast(os.urandom(300) + b"\n").close()
+long = blast(b"x" * 5000)
 time.sleep(0.2)
 assert b'"keys"' in ask(conn(), b"list\n")  # served despite the idle one
 # another uid: the directory (0700) and the socket (0600) keep it out; open
