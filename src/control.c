@@ -10,8 +10,9 @@
  * to. Every socket is non-blocking: a client that does not send, or does
  * not read, costs the others nothing (its reply is dropped with it).
  *
- * Requests change keys through the public calls (static_key_enable() and
- * the rest), under the same rules as any thread of the process.
+ * A `set` changes every key its pattern matches at once: the same
+ * transitions as static_key_enable() and the rest, every site in one poke
+ * batch, one core sync (sy_keys_change()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -170,41 +171,84 @@ static int list_one(const struct switchyard_key_info *k, void *arg)
 	return 0;
 }
 
+/* The keys a pattern matches, collected from the snapshot first, then
+ * changed together: one batch, one core sync (sy_keys_change()). */
 struct set_req {
 	const char *glob;
-	int op;			/* 0 off, 1 on, 2 inc, 3 dec */
-	struct out *o;
-	size_t matched;
+	struct static_key **keys;
+	char **names;
+	size_t n, cap;
+	bool failed;
 };
 
-static int set_one(const struct switchyard_key_info *k, void *arg)
+static int set_collect(const struct switchyard_key_info *k, void *arg)
 {
 	struct set_req *q = arg;
-	struct static_key *key = (struct static_key *)k->key;
-	int r;
 
 	if (fnmatch(q->glob, k->name, 0))
 		return 0;
-	switch (q->op) {
-	case 0:
-		r = static_key_disable(key);
-		break;
-	case 1:
-		r = static_key_enable(key);
-		break;
-	case 2:
-		r = static_key_slow_inc(key);
-		break;
-	default:
-		r = static_key_slow_dec(key);
-		break;
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct static_key **nk = realloc(q->keys, cap * sizeof(*nk));
+		char **nn = nk ? realloc(q->names, cap * sizeof(*nn)) : NULL;
+
+		if (nk)
+			q->keys = nk;
+		if (!nn) {
+			q->failed = true;
+			return 1;
+		}
+		q->names = nn;
+		q->cap = cap;
 	}
-	put(q->o, "%s{\"name\": ", q->matched++ ? ", " : "");
-	put_str(q->o, k->name);
-	put(q->o, ", \"result\": %d, \"enabled\": %s, \"count\": %d}", r,
-	    static_key_enabled(key) ? "true" : "false",
-	    static_key_count(key));
+	q->names[q->n] = strdup(k->name);
+	if (!q->names[q->n]) {
+		q->failed = true;
+		return 1;
+	}
+	q->keys[q->n++] = (struct static_key *)k->key;
 	return 0;
+}
+
+static void set_keys(const char *glob, int op, struct out *o)
+{
+	struct set_req q = { glob, NULL, NULL, 0, 0, false };
+	int *ops = NULL, *res = NULL, r = 0;
+
+	switchyard_for_each_key(set_collect, &q);
+	if (!q.failed && q.n) {
+		ops = malloc(q.n * sizeof(*ops));
+		res = malloc(q.n * sizeof(*res));
+		if (ops && res) {
+			for (size_t i = 0; i < q.n; i++)
+				ops[i] = op;
+			r = sy_keys_change(q.keys, ops, res, q.n);
+		}
+	}
+	if (q.failed || (q.n && (!ops || !res || r == -ENOMEM))) {
+		o->failed = true;
+	} else if (!q.n) {
+		put(o, "{\"error\": \"no key matches ");
+		put_str(o, glob);
+		put(o, "\"}\n");
+	} else {
+		put(o, "{\"changed\": [");
+		for (size_t i = 0; i < q.n; i++) {
+			put(o, "%s{\"name\": ", i ? ", " : "");
+			put_str(o, q.names[i]);
+			put(o, ", \"result\": %d, \"enabled\": %s, "
+			    "\"count\": %d}", res[i],
+			    static_key_enabled(q.keys[i]) ? "true" : "false",
+			    static_key_count(q.keys[i]));
+		}
+		put(o, "]}\n");
+	}
+	for (size_t i = 0; i < q.n; i++)
+		free(q.names[i]);
+	free(q.names);
+	free(q.keys);
+	free(ops);
+	free(res);
 }
 
 static void handle(const char *line, struct out *o)
@@ -214,7 +258,12 @@ static void handle(const char *line, struct out *o)
 	int n = 0;
 
 	if (!strcmp(line, "list")) {
-		put(o, "{\"pid\": %d, \"keys\": [", (int)getpid());
+		struct switchyard_stats st;
+
+		/* the process's core syncs so far: what a change cost */
+		switchyard_get_stats(&st);
+		put(o, "{\"pid\": %d, \"syncs\": %llu, \"keys\": [",
+		    (int)getpid(), (unsigned long long)st.sync_calls);
 		if (switchyard_for_each_key(list_one, o) == -ENOMEM)
 			o->failed = true;
 		put(o, "]}\n");
@@ -222,26 +271,19 @@ static void handle(const char *line, struct out *o)
 	}
 	if (sscanf(line, "set %1024s %7s%n", glob, op, &n) == 2 &&
 	    !line[n]) {
-		struct set_req q = { glob, -1, o, 0 };
+		int which = -1;
 
 		for (int i = 0; i < 4; i++)
 			if (!strcmp(op, ops[i]))
-				q.op = i;
-		if (q.op < 0) {
+				which = i;
+		if (which < 0) {
 			put(o, "{\"error\": \"unknown action (on, off, inc, "
 			       "dec)\"}\n");
 			return;
 		}
-		put(o, "{\"changed\": [");
-		switchyard_for_each_key(set_one, &q);
-		if (!q.matched) {
-			o->len = 0;
-			put(o, "{\"error\": \"no key matches ");
-			put_str(o, glob);
-			put(o, "\"}\n");
-			return;
-		}
-		put(o, "]}\n");
+		set_keys(glob, which == 0 ? SY_KEYS_OFF : which == 1 ?
+			 SY_KEYS_ON : which == 2 ? SY_KEYS_INC : SY_KEYS_DEC,
+			 o);
 		return;
 	}
 	put(o, "{\"error\": \"unknown request (list, set GLOB "

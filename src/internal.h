@@ -263,6 +263,16 @@ SY_HIDDEN int sy_sc_stub_make(uintptr_t from, uintptr_t target,
 /* Bring every site of key to state `enabled` in every registered object.
  * Patch lock held. Returns 0 or a negative errno; on error no site changed. */
 SY_HIDDEN int sy_jump_label_update(struct static_key *key, bool enabled);
+/* n keys, each to en[i], in one batch; -EAGAIN: not possible now (a
+ * stale table), change them one at a time (registry.c) */
+SY_HIDDEN int sy_jump_label_update_n(struct static_key *const *keys,
+				     const bool *en, size_t n);
+/* Change n keys at once (static_key.c): ops SY_KEYS_*, results as the
+ * one-key calls return them; every site that must change in one batch
+ * (one core sync) when the registry allows it. Takes the patch lock. */
+enum { SY_KEYS_OFF, SY_KEYS_ON, SY_KEYS_INC, SY_KEYS_DEC };
+SY_HIDDEN int sy_keys_change(struct static_key *const *keys, const int *ops,
+			     int *results, size_t n);
 
 /* Called by the per-object glue the header emits. Exported, not API. */
 SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,

@@ -414,6 +414,57 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 	return r;
 }
 
+/*
+ * Several keys in one batch, one core sync: each key's sites to its state,
+ * key after key (the same walk as one key's). A stale table would be
+ * walked whole once per key, and its sites described several times in one
+ * batch: then -EAGAIN, and the caller changes the keys one at a time.
+ */
+struct multi_iter {
+	struct static_key *const *keys;
+	const bool *en;
+	size_t n, cur;
+	struct key_iter k;
+};
+
+static void multi_iter_rewind(void *ctx)
+{
+	struct multi_iter *m = ctx;
+
+	m->cur = 0;
+	m->k = (struct key_iter){ m->keys[0], m->en[0], tables, 0, 0 };
+	key_iter_enter(&m->k);
+}
+
+static bool multi_iter_next(void *ctx, struct sy_poke_desc *d)
+{
+	struct multi_iter *m = ctx;
+
+	while (m->cur < m->n) {
+		if (key_iter_next(&m->k, d))
+			return true;
+		if (++m->cur == m->n)
+			break;
+		m->k = (struct key_iter){ m->keys[m->cur], m->en[m->cur],
+					  tables, 0, 0 };
+		key_iter_enter(&m->k);
+	}
+	return false;
+}
+
+int sy_jump_label_update_n(struct static_key *const *keys, const bool *en,
+			   size_t n)
+{
+	struct multi_iter m = { keys, en, n, 0, { NULL, false, NULL, 0, 0 } };
+	struct sy_poke_src src = { multi_iter_rewind, multi_iter_next, &m };
+
+	if (!n)
+		return 0;
+	if (reg.stale_objects)
+		return -EAGAIN;
+	return sy_poke_apply(&src);
+}
+
 /* ---- registration ------------------------------------------------------- */
 
 static uint64_t now_ns(void)

@@ -252,6 +252,140 @@ int static_key_disable(struct static_key *key)
 	return SY_GUARDED(SY_LOCKED(disable_locked(key)));
 }
 
+/*
+ * sy_keys_change(): the transitions of enable/disable/inc/dec above, for
+ * several keys under one hold of the patch lock, and one batch for every
+ * key whose sites must change. Per key, the same protocol as one key:
+ * 0 -> -1 before the batch -> 1 after it (first_enable()), 1 -> 0 by
+ * compare-and-swap before it (last_disable()), and back on failure;
+ * changes that need no patching (a count above 1) made at once.
+ * need[i]: 0 nothing to patch, 1 to enabled, 2 to disabled.
+ */
+static void keys_prepare(struct static_key *key, int op, int *res,
+			 unsigned char *need)
+{
+	int v, r;
+
+	*res = 0;
+	*need = 0;
+	switch (op) {
+	case SY_KEYS_INC:
+		if (inc_not_disabled(key, &r)) {
+			*res = r;
+			return;
+		}
+		/* 0: as an enable */
+		__attribute__((fallthrough));
+	case SY_KEYS_ON:
+		v = load(key);
+		if (v < 0)
+			impossible(key, v);
+		if (v == 0) {
+			__atomic_store_n(&key->enabled, -1, __ATOMIC_RELAXED);
+			*need = 1;
+		} else if (v > 1 && op == SY_KEYS_ON) {
+			*res = busy(key, "enable");
+		} else if (op == SY_KEYS_INC && !inc_not_disabled(key, &r)) {
+			impossible(key, load(key));
+		}
+		return;
+	case SY_KEYS_OFF:
+	case SY_KEYS_DEC:
+		if (op == SY_KEYS_DEC && dec_not_one(key))
+			return;
+		v = load(key);
+		for (;;) {
+			if (v < 0)
+				impossible(key, v);
+			if (v == 0) {
+				if (op == SY_KEYS_DEC) {
+					sy_warn_once(key, SY_KEY_WARNED_DEC,
+						     "static key " SY_REPORT_KEY
+						     ": decrement below zero "
+						     "(more dec than inc); "
+						     "ignored");
+					*res = -EINVAL;
+				}
+				return;
+			}
+			if (v == 1) {
+				if (__atomic_compare_exchange_n(&key->enabled,
+						&v, 0, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+					*need = 2;
+					return;
+				}
+				continue;	/* an increment got in */
+			}
+			if (op == SY_KEYS_OFF) {
+				*res = busy(key, "disable");
+				return;
+			}
+			if (__atomic_compare_exchange_n(&key->enabled, &v,
+							v - 1, false,
+							__ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				return;
+		}
+	}
+}
+
+/* After the batch (r its result): the enabled keys to 1 (release: see
+ * first_enable()), or every key back where it was on failure. */
+static void keys_finish(struct static_key *key, unsigned char need, int r)
+{
+	if (need == 1)
+		__atomic_store_n(&key->enabled, r ? 0 : 1,
+				 r ? __ATOMIC_RELAXED : __ATOMIC_RELEASE);
+	else if (need == 2 && r)
+		__atomic_store_n(&key->enabled, 1, __ATOMIC_RELAXED);
+}
+
+static int keys_change_locked(struct static_key *const *keys, const int *ops,
+			      int *res, size_t n)
+{
+	unsigned char *need = calloc(n ? n : 1, 1);
+	struct static_key **pk = calloc(n ? n : 1, sizeof(*pk));
+	bool *en = calloc(n ? n : 1, sizeof(*en));
+	size_t m = 0;
+	int r;
+
+	if (!need || !pk || !en) {
+		free(need);
+		free(pk);
+		free(en);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		keys_prepare(keys[i], ops[i], &res[i], &need[i]);
+		if (need[i]) {
+			pk[m] = keys[i];
+			en[m++] = need[i] == 1;
+		}
+	}
+	r = sy_jump_label_update_n(pk, en, m);
+	for (size_t i = 0; i < n; i++) {
+		int ri = r;
+
+		if (!need[i])
+			continue;
+		if (r == -EAGAIN)	/* one at a time */
+			ri = sy_jump_label_update(keys[i], need[i] == 1);
+		keys_finish(keys[i], need[i], ri);
+		res[i] = ri;
+	}
+	free(need);
+	free(pk);
+	free(en);
+	return r == -EAGAIN ? 0 : r;
+}
+
+int sy_keys_change(struct static_key *const *keys, const int *ops,
+		   int *results, size_t n)
+{
+	return SY_GUARDED(SY_LOCKED(keys_change_locked(keys, ops, results, n)));
+}
+
 static int enable_cpuslocked(struct static_key *key)
 {
 	if (!sy_lock_held())

@@ -37,9 +37,14 @@ for mode in api env; do
 	grep -q "^net_rx  enabled=false  count=0  sites=1" "$tmp/list" || no "$mode: list: $(cat "$tmp/list")"
 	grep -q "^disk_io  enabled=true  count=1" "$tmp/list" || no "$mode: list disk_io"
 
-	# one pattern, two keys; then the JSON says what it did
+	# one pattern, two keys, one batch: one core sync; then the JSON
+	# says what it did
+	syncs() { "$cli" list $pid --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["syncs"])'; }
+	s0=$(syncs)
 	"$cli" set $pid 'net_*' on >"$tmp/set" || no "$mode: set net_* on"
 	[ "$(grep -c "enabled=true" "$tmp/set")" = 2 ] || no "$mode: set: $(cat "$tmp/set")"
+	s1=$(syncs)
+	[ "$((s1 - s0))" = 1 ] || no "$mode: two keys cost $((s1 - s0)) core syncs, want 1"
 	"$cli" set $pid disk_io off --json | python3 -c '
 import json,sys; d=json.load(sys.stdin)
 assert [(c["name"], c["enabled"], c["result"]) for c in d["changed"]] == [("disk_io", False, 0)], d' || no "$mode: set disk_io off --json"
