@@ -17,7 +17,8 @@
  * closed. Requests are lines of at most 1024 bytes:
  *     list                       the keys: one JSON object
  *     set GLOB on|off|inc|dec    every key whose name matches GLOB
- *                                (fnmatch(3)); JSON: what changed
+ *                                (fnmatch(3)), all in one patch batch
+ *                                (one core sync); JSON: what changed
  * A malformed request gets a JSON error and the connection stays usable;
  * a line too long, a client silent for 10 s, or one that does not read
  * its replies is closed. At most 16 clients at once. The process never
