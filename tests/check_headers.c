@@ -270,3 +270,13 @@ int hc_memcpy(void)
 	     SWITCHYARD_MEMCPY_MISALIGNED_RANDOM;
 	return r;
 }
+
+/* control.h (the synthetic feature of cpufeature.h, too) */
+int hc_control(void)
+{
+	char path[108];
+
+	return switchyard_control_start() + switchyard_control_stop() +
+	       switchyard_control_path(0, path, sizeof(path)) +
+	       (int)boot_cpu_has(X86_FEATURE_AVX512_COPY);
+}
