@@ -285,8 +285,15 @@ static void keys_prepare(struct static_key *key, int op, int *res,
 			*need = 1;
 		} else if (v > 1 && op == SY_KEYS_ON) {
 			*res = busy(key, "enable");
-		} else if (op == SY_KEYS_INC && !inc_not_disabled(key, &r)) {
-			impossible(key, load(key));
+		} else if (op == SY_KEYS_INC) {
+			/* above 0 since the fast path failed: an increment of
+			 * another thread got in. It cannot drop to 0 again:
+			 * only a holder of the patch lock (us) does that, so a
+			 * failure here is impossible (inc_locked()'s rule). Its
+			 * result is ours (-EOVERFLOW at INT_MAX). */
+			if (!inc_not_disabled(key, &r))
+				impossible(key, load(key));
+			*res = r;
 		}
 		return;
 	case SY_KEYS_OFF:

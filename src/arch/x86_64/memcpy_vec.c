@@ -27,6 +27,11 @@
  *   AVX512_COPY      E_PROLOGUE: the AVX-512     (replacement 2; the last
  *                    flavour's to 128 bytes      that applies wins)
  *
+ * Writing 55 bytes of several instructions at once is safe only because no
+ * thread runs this code yet: the library's constructor applies its
+ * records before any of its functions can be called (not cross-modifying
+ * code; the engine's sync after the write is SDM vol. 3 8.1.3's step for
+ * the core that first runs it: alternative.c).
  * Their branches to the rest of each flavour are re-aimed when copied
  * (sy_arch_code_move()), the rest of the site becomes a jump over int3s
  * that nothing reaches (every path of a prologue returns or jumps). So
