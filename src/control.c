@@ -290,6 +290,243 @@ static void handle(const char *line, struct out *o)
 	       "on|off|inc|dec)\"}\n");
 }
 
+/* ---- SWITCHYARD_KEYS ---------------------------------------------------- */
+/*
+ * SWITCHYARD_KEYS="GLOB=on|off,..." sets keys at start-up. Each key is
+ * decided once, when the first object with sites of it registers (before
+ * that object's constructors run, and before main() for the objects loaded
+ * with the program), by the LAST item whose glob matches its name (as
+ * `list` shows it); the keys one registration brings change in one batch.
+ * The variable is read on the first registration, not in a constructor:
+ * with the library linked statically, the program's glue runs before the
+ * constructors of this file.
+ *
+ * When the program's own table registers, every object loaded with it has
+ * registered too (the program's constructors run last): items that matched
+ * nothing are reported then (or at exit when the program has no keys). A
+ * library loaded later may still bring a key an item names; it is set then.
+ *
+ * Lock order: a registration runs with the dynamic linker's lock held,
+ * naming keys takes that lock again (it is recursive) and then the patch
+ * lock. env_lock is a leaf, held only around the tables below, never
+ * across a call into the registry.
+ */
+struct env_item {
+	char *glob;
+	bool on, matched;
+};
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct env_item *env_items;	/* set once by env_parse() */
+static size_t env_n;
+static const void **env_seen;		/* env_lock: keys decided, sorted */
+static size_t env_nseen, env_cap;
+static bool env_reported;		/* env_lock */
+
+static void env_parse(void)
+{
+	const char *env = secure_getenv("SWITCHYARD_KEYS");
+	struct env_item *v;
+	size_t n = 1;
+	char *copy, *item;
+
+	if (!env || !*env)
+		return;
+	for (const char *p = env; *p; p++)
+		n += *p == ',';
+	copy = strdup(env);
+	v = calloc(n, sizeof(*v));
+	if (!copy || !v) {
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: out of memory: "
+		       "no key set from it");
+		goto bad;
+	}
+	item = copy;
+	for (size_t i = 0; i < n; i++) {
+		char *end = strchr(item, ','), *eq;
+
+		if (end)
+			*end = '\0';
+		eq = strrchr(item, '=');
+		if (!eq || eq == item ||
+		    (strcmp(eq + 1, "on") && strcmp(eq + 1, "off"))) {
+			sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: item %zu "
+			       "(\"%.64s\") is not NAME=on or NAME=off: no key "
+			       "set from the variable", i + 1, item);
+			goto bad;
+		}
+		*eq = '\0';
+		v[i].glob = item;
+		v[i].on = !strcmp(eq + 1, "on");
+		item = end + 1;
+	}
+	env_items = v;
+	env_n = n;
+	return;
+bad:
+	free(copy);
+	free(v);
+}
+
+/* Decide key now unless it was decided before (env_lock held); false when
+ * there is no room to remember it (then it is left alone). */
+static bool env_first_sight(const void *key)
+{
+	size_t lo = 0, hi = env_nseen;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if ((uintptr_t)env_seen[mid] < (uintptr_t)key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < env_nseen && env_seen[lo] == key)
+		return false;
+	if (env_nseen == env_cap) {
+		size_t cap = env_cap ? 2 * env_cap : 64;
+		const void **v = realloc(env_seen, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		env_seen = v;
+		env_cap = cap;
+	}
+	memmove(env_seen + lo + 1, env_seen + lo,
+		(env_nseen - lo) * sizeof(*env_seen));
+	env_seen[lo] = key;
+	env_nseen++;
+	return true;
+}
+
+struct env_batch {
+	struct static_key **keys;
+	char **names;
+	int *ops;
+	size_t n, cap;
+	bool failed;
+};
+
+static int env_collect(const struct switchyard_key_info *k, void *arg)
+{
+	struct env_batch *b = arg;
+	const struct env_item *last = NULL;
+
+	pthread_mutex_lock(&env_lock);
+	if (env_first_sight(k->key)) {
+		for (size_t i = 0; i < env_n; i++) {
+			if (!fnmatch(env_items[i].glob, k->name, 0)) {
+				env_items[i].matched = true;
+				last = &env_items[i];
+			}
+		}
+	}
+	pthread_mutex_unlock(&env_lock);
+	if (!last)
+		return 0;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct static_key **nk = realloc(b->keys, cap * sizeof(*nk));
+		char **nn = nk ? realloc(b->names, cap * sizeof(*nn)) : NULL;
+		int *no = nn ? realloc(b->ops, cap * sizeof(*no)) : NULL;
+
+		if (nk)
+			b->keys = nk;
+		if (nn)
+			b->names = nn;
+		if (!no) {
+			b->failed = true;
+			return 1;
+		}
+		b->ops = no;
+		b->cap = cap;
+	}
+	b->names[b->n] = strdup(k->name);
+	if (!b->names[b->n]) {
+		b->failed = true;
+		return 1;
+	}
+	b->ops[b->n] = last->on ? SY_KEYS_ON : SY_KEYS_OFF;
+	b->keys[b->n++] = (struct static_key *)k->key;
+	return 0;
+}
+
+static void env_report(void)
+{
+	pthread_mutex_lock(&env_lock);
+	if (!env_reported) {
+		env_reported = true;
+		for (size_t i = 0; i < env_n; i++)
+			if (!env_items[i].matched)
+				sy_log(SWITCHYARD_LOG_WARN, "SWITCHYARD_KEYS: "
+				       "\"%s\" matches no key of the program or "
+				       "of the libraries loaded with it (one "
+				       "loaded later may still bring it)",
+				       env_items[i].glob);
+	}
+	pthread_mutex_unlock(&env_lock);
+}
+
+void sy_keys_env_apply(const struct sy_obj *o)
+{
+	struct env_batch b = { 0 };
+	int *res = NULL;
+
+	pthread_once(&env_once, env_parse);
+	if (!env_n)
+		return;
+	if (switchyard_for_each_key(env_collect, &b) < 0 || b.failed)
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: out of memory "
+		       "reading the keys of %s: some may keep their default",
+		       o->name[0] ? o->name : "the program");
+	if (b.n)
+		res = malloc(b.n * sizeof(*res));
+	if (res && !sy_keys_change(b.keys, b.ops, res, b.n)) {
+		for (size_t i = 0; i < b.n; i++) {
+			const char *st = b.ops[i] == SY_KEYS_ON ? "on" : "off";
+
+			if (res[i] < 0)
+				sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: "
+				       "%s could not be set %s: %s", b.names[i],
+				       st, strerror(-res[i]));
+			else
+				sy_log(SWITCHYARD_LOG_INFO, "SWITCHYARD_KEYS: "
+				       "%s %s", b.names[i], st);
+		}
+	} else if (b.n) {
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: could not set "
+		       "%zu keys (%s first): they keep their default", b.n,
+		       b.names[0]);
+	}
+	for (size_t i = 0; i < b.n; i++)
+		free(b.names[i]);
+	free(b.names);
+	free(b.keys);
+	free(b.ops);
+	free(res);
+	if (o->found && !o->name[0])
+		env_report();
+}
+
+/* An object is going away: its keys may be reborn at the same addresses
+ * when it is loaded again, and must then be decided again. */
+void sy_keys_env_forget(const struct sy_obj *o)
+{
+	size_t w = 0;
+
+	pthread_once(&env_once, env_parse);
+	if (!env_n)
+		return;
+	pthread_mutex_lock(&env_lock);
+	for (size_t i = 0; i < env_nseen; i++)
+		if (!sy_obj_contains(o, (uintptr_t)env_seen[i]))
+			env_seen[w++] = env_seen[i];
+	env_nseen = w;
+	pthread_mutex_unlock(&env_lock);
+}
+
 /* ---- the thread ----------------------------------------------------------- */
 
 static void drop(struct client *c)
@@ -537,4 +774,6 @@ __attribute__((constructor)) static void ctl_init(void)
 __attribute__((destructor)) static void ctl_fini(void)
 {
 	(void)switchyard_control_stop();
+	pthread_once(&env_once, env_parse);
+	env_report();	/* a program without keys of its own */
 }

@@ -58,8 +58,11 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
 /* ---- the per-arch contract (src/arch/<arch>/) ---------------------------
  *
  *   sy_arch_jump_decode  verify: a freshly loaded site holds the jump that
- *                        the asm emitted to target (maybe under a
- *                        debugger's breakpoint); gives its length
+ *                        the asm emitted to target or its no-op form (a
+ *                        prepatched file), maybe under a debugger's
+ *                        breakpoint; gives its length
+ *   sy_arch_jump_shadow  which form a breakpoint found at start-up hides,
+ *                        from the file's bytes
  *   sy_arch_site_check   classify a site's bytes for a change: write, skip,
  *                        fix under a breakpoint, step back to canonical,
  *                        or refuse
@@ -273,6 +276,12 @@ SY_HIDDEN int sy_jump_label_update_n(struct static_key *const *keys,
 enum { SY_KEYS_OFF, SY_KEYS_ON, SY_KEYS_INC, SY_KEYS_DEC };
 SY_HIDDEN int sy_keys_change(struct static_key *const *keys, const int *ops,
 			     int *results, size_t n);
+/* SWITCHYARD_KEYS (control.c): decide the keys object o has just brought
+ * (after its registration, outside the patch lock and the re-entry guard),
+ * and forget the keys of an object going away. */
+struct sy_obj;
+SY_HIDDEN void sy_keys_env_apply(const struct sy_obj *o);
+SY_HIDDEN void sy_keys_env_forget(const struct sy_obj *o);
 
 /* Called by the per-object glue the header emits. Exported, not API. */
 SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
@@ -303,11 +312,18 @@ struct sy_obj {
 	uintptr_t bias;
 	int nseg;
 	uintptr_t lo[SY_OBJ_MAX_SEGS], hi[SY_OBJ_MAX_SEGS];
+	/* where each segment's bytes are in the file, how many */
+	uint64_t off[SY_OBJ_MAX_SEGS], filesz[SY_OBJ_MAX_SEGS];
 };
 /* Fill *o for the object that maps addr (dl_iterate_phdr: never with the
  * patch lock held). */
 SY_HIDDEN void sy_obj_lookup(uintptr_t addr, struct sy_obj *o);
 SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
+/* The len bytes of o's file that are loaded at addr (the main program's
+ * through /proc/self/exe): 0, -ENOENT (not from the file), or -errno. No
+ * dynamic linker call: allowed with the patch lock held. */
+SY_HIDDEN int sy_obj_file_read(const struct sy_obj *o, uintptr_t addr,
+			       void *buf, size_t len);
 /* Report a key whose instance differs from the program's (objects.c). */
 SY_HIDDEN void sy_check_split_key(const void *key, bool call);
 

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,8 @@ static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		o->lo[o->nseg] = info->dlpi_addr + ph->p_vaddr;
 		o->hi[o->nseg] = o->lo[o->nseg] + ph->p_memsz;
+		o->off[o->nseg] = ph->p_offset;
+		o->filesz[o->nseg] = ph->p_filesz;
 		o->nseg++;
 	}
 	return 1;
@@ -182,6 +185,29 @@ bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr)
 		if (addr >= o->lo[i] && addr < o->hi[i])
 			return true;
 	return false;
+}
+
+int sy_obj_file_read(const struct sy_obj *o, uintptr_t addr, void *buf,
+		     size_t len)
+{
+	const char *path = o->name[0] ? o->name : "/proc/self/exe";
+
+	for (int i = 0; i < o->nseg; i++) {
+		ssize_t n;
+		int fd, r;
+
+		if (addr < o->lo[i] || addr - o->lo[i] > o->filesz[i] ||
+		    o->filesz[i] - (addr - o->lo[i]) < len)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		n = pread(fd, buf, len, (off_t)(o->off[i] + (addr - o->lo[i])));
+		r = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
+		close(fd);
+		return r;
+	}
+	return -ENOENT;
 }
 
 /*

@@ -6,9 +6,12 @@
  * sites in the section "sy_jump_entries" and hands it to
  * sy__register_jump_table() from a constructor that runs before the object's
  * other constructors. The registry checks that every site holds the jump
- * that the assembler emitted, indexes the table by (key, code) beside it
- * (the table itself is not moved), and only then writes the no-op (TEST)
- * form wherever the key's current state asks for the straight-line path:
+ * that the assembler emitted or its TEST form (in a file that `switchyard
+ * prepatch` wrote its keys' initial states into), indexes the table by
+ * (key, code) beside it (the table itself is not moved), and only then
+ * writes the form the key's current state asks for wherever the site does
+ * not hold it already (a prepatched file whose keys kept their initial
+ * states: nowhere):
  * everything that can fail for want of memory happens before the first
  * write. A state change then finds a key's sites in every table by binary
  * search and patches all of them in one poke batch. The object's destructor
@@ -18,9 +21,9 @@
  *
  *   state    sites hold                               next change of a key
  *   normal   the form of their key's state            that key's sites
- *   stale    the jumps the assembler emitted (the     that key's sites, and
- *            registration's write failed; the poke    every site of every
- *            engine undid whatever it had written)    stale table
+ *   stale    what the file held (the registration's   that key's sites, and
+ *            write failed; the poke engine undid      every site of every
+ *            whatever it had written)                 stale table
  *
  * A change brings each site it covers to the form its key's state asks for,
  * whichever of its two forms the site holds (the poke engine skips sites
@@ -56,6 +59,9 @@ struct sy_table {
 	size_t n;
 	enum table_order order;
 	bool stale;		/* see the state table above */
+	/* bit i: site i was under a debugger's breakpoint at registration
+	 * and the breakpoint hides a TEST (a prepatched file); NULL: none */
+	uint8_t *shadow_test;
 	bool pooled;		/* from table_pool, not malloc */
 	size_t n_short, n_long, n_refused;
 };
@@ -92,6 +98,8 @@ static struct sy_table *table_alloc(void)
 static void table_free(struct sy_table *t)
 {
 	free(t->index);
+	free(t->shadow_test);
+	t->shadow_test = NULL;
 	if (t->pooled)
 		table_pool_used[t - table_pool] = false;
 	else
@@ -293,21 +301,30 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
 
 /* ---- patching ----------------------------------------------------------- */
 
+/* What a breakpoint found over site e at registration hides: the jump the
+ * compiler emitted, unless the file said TEST (decode_sites()). */
+static bool shadow_jumps(const struct sy_table *t, const struct sy_jump_entry *e)
+{
+	size_t i = (size_t)(e - t->start);
+
+	return !t->shadow_test || !(t->shadow_test[i / 8] & (1u << (i % 8)));
+}
+
 /*
  * Describe the change of one site to its form for `enabled`: JMP when the
  * key's state differs from the branch bit, as in the kernel. The old bytes
  * are the other form: the poke engine skips a site that already has the
  * new one (a stale table's, see the top of this file). Old and new differ in
  * the opcode byte only (sy_arch_jump_encode_pair()), which is what the poke
- * engine's live-safety rule requires. `compiled`: the site may still hold
- * the jump the compiler emitted (a table being registered, or a stale one),
- * so a debugger's breakpoint over it hides a jump; otherwise it hides the
- * other form, the one of the key's state before this change (the
- * invariant of sy_arch_site_check()). False for a site that is not to be
+ * engine's live-safety rule requires. `compiled`: the table (being
+ * registered, or stale) whose site may still hold what the file held, so
+ * a debugger's breakpoint over it hides that (shadow_jumps()); NULL: it
+ * hides the other form, the one of the key's state before this change
+ * (the invariant of sy_arch_site_check()). False for a site that is not to be
  * touched (refused at registration, or dead).
  */
 static bool describe(const struct sy_jump_entry *e, bool enabled,
-		     bool compiled, struct sy_poke_desc *d)
+		     const struct sy_table *compiled, struct sy_poke_desc *d)
 {
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
 	bool jump = enabled != sy_entry_branch(e);
@@ -317,7 +334,7 @@ static bool describe(const struct sy_jump_entry *e, bool enabled,
 	d->addr = code;
 	d->len = sy_entry_len(e);
 	d->key = sy_entry_key(e);
-	d->hidden_jump = compiled || !jump;
+	d->hidden_jump = compiled ? shadow_jumps(compiled, e) : !jump;
 	d->exact = false;
 	sy_arch_jump_encode_pair(code, target, d->len, !jump, jump, d->old,
 				 d->new_);
@@ -390,7 +407,7 @@ static bool key_iter_next(void *ctx, struct sy_poke_desc *d)
 				en = key_state(key);
 			else
 				continue;
-			if (describe(e, en, k->t->stale, d))
+			if (describe(e, en, k->t->stale ? k->t : NULL, d))
 				return true;
 		}
 		k->t = k->t->next;
@@ -505,6 +522,39 @@ static const char *obj_name(const struct sy_obj *o)
 }
 
 /*
+ * Site i holds a debugger's breakpoint (gdb plants them before `run`, so
+ * before registration). The breakpoint keeps the byte it replaced and
+ * writes it back whenever it steps or is removed: the compiler's jump, or
+ * in a prepatched file a TEST. Only the file can tell which; a file that
+ * is not the one loaded (rebuilt since) tells nothing, and the compiler's
+ * jump is assumed, as for a file nobody prepatched. Rare (a debugger at
+ * start-up): the file is read here, under the patch lock, which allows
+ * it (no dynamic linker call).
+ */
+static void note_shadow(struct sy_table *t, const struct sy_jump_entry *e,
+			size_t i, unsigned len, const struct sy_obj *o)
+{
+	uint8_t file[SY_ARCH_MAX_INSN];
+	uintptr_t code = sy_entry_code(&e[i]);
+
+	if (sy_obj_file_read(o, code, file, len) ||
+	    sy_arch_jump_shadow(file, (const uint8_t *)code, len) != 0)
+		return;
+	if (!t->shadow_test) {
+		t->shadow_test = calloc((t->n + 7) / 8, 1);
+		if (!t->shadow_test) {
+			/* A state that must not arise, short of malloc failing
+			 * at start-up under a debugger: the breakpoint then
+			 * restores a TEST where a jump was assumed, which the
+			 * next change of the key handles as it does any site
+			 * (sy_arch_site_check()). */
+			return;
+		}
+	}
+	t->shadow_test[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/*
  * Check each site's bytes and record its length; refuse (and neutralise,
  * key 0 sorts first and matches no key) any that does not hold the jump its
  * record describes.
@@ -538,6 +588,8 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
 			t->n_refused++;
 			continue;
 		}
+		if (sy_arch_is_trap((const uint8_t *)sy_entry_code(&e[i])))
+			note_shadow(t, e, i, len, o);
 		e[i].key = (e[i].key & ~(uintptr_t)SY_ENTRY_LONG) |
 			   (len == 5 ? SY_ENTRY_LONG : 0);
 		if (len == 5)
@@ -553,6 +605,7 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
 struct table_iter {
 	const struct sy_jump_entry *e;
 	size_t n, i;
+	const struct sy_table *t;
 };
 
 static void table_iter_rewind(void *ctx)
@@ -568,7 +621,7 @@ static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
 		const struct sy_jump_entry *e = &t->e[t->i++];
 		struct static_key *key = sy_entry_key(e);
 
-		if (key && describe(e, key_state(key), true, d))
+		if (key && describe(e, key_state(key), t->t, d))
 			return true;
 	}
 	return false;
@@ -618,7 +671,7 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 			   const struct sy_obj *o,
 			   const struct static_key ***keys, size_t *nkeys)
 {
-	struct table_iter it = { start, n, 0 };
+	struct table_iter it = { start, n, 0, NULL };
 	struct sy_poke_src src = { table_iter_rewind, table_iter_next, &it };
 	struct sy_table *t;
 	int r;
@@ -637,6 +690,7 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 	}
 	t->start = start;
 	t->n = n;
+	it.t = t;
 	/* Decode first: a refused site gets key 0, which the index then
 	 * moves out of every key's run. Index before writing: a failure
 	 * after the first write would leave sites nobody can find. */
@@ -734,6 +788,8 @@ int sy__register_jump_table(struct sy_jump_entry *start,
 		sy_check_split_key(keys[i], false);
 	free(keys);
 	sy_leave();
+	/* SWITCHYARD_KEYS: outside the guard, it changes keys */
+	sy_keys_env_apply(&o);
 	return r;
 }
 
@@ -823,6 +879,8 @@ int sy__unregister_jump_table(struct sy_jump_entry *start,
 		sy_obj_lookup((uintptr_t)start - 1, &o);
 	r = SY_LOCKED(unregister_locked(start, &o));
 	sy_leave();
+	if (o.found)
+		sy_keys_env_forget(&o);
 	return r;
 }
 
@@ -841,8 +899,10 @@ void sy__object_unloading(const void *addr)
 		abort();	/* as in sy__unregister_jump_table() */
 	}
 	sy_obj_lookup((uintptr_t)addr, &o);
-	if (o.found && o.name[0])	/* the program: at exit only */
+	if (o.found && o.name[0]) {	/* the program: at exit only */
 		SY_LOCKED(forget_locked(&o));
+		sy_keys_env_forget(&o);
+	}
 	sy_leave();
 }
 

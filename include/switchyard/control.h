@@ -24,6 +24,17 @@
  * its replies is closed. At most 16 clients at once. The process never
  * blocks on a client: every socket is non-blocking.
  *
+ * Start-up states, without a socket: SWITCHYARD_KEYS="GLOB=on|off,..."
+ * (read with secure_getenv() on the first registration). Each key is
+ * decided once, when the first object with its sites registers: before
+ * that object's constructors run (before main() for the objects loaded
+ * with the program, before dlopen() returns for the others), by the last
+ * item whose glob matches its name as `list` shows it; the keys of one
+ * object change in one batch. Each key set is logged (INFO); an item that
+ * matched no key when the program's own keys registered is reported
+ * (WARN); a malformed value (an item not NAME=on or NAME=off) is reported
+ * and sets nothing.
+ *
  * Include <switchyard.h> rather than this file.
  */
 #ifndef SWITCHYARD_CONTROL_H

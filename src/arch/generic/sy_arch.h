@@ -22,6 +22,15 @@ static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
 	return -ENOSYS;
 }
 
+static inline int sy_arch_jump_shadow(const uint8_t *file, const uint8_t *mem,
+				      unsigned len)
+{
+	(void)file;
+	(void)mem;
+	(void)len;
+	return -1;
+}
+
 static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
 				       unsigned len, bool jump, uint8_t *out)
 {

@@ -47,47 +47,51 @@
 #define SY_X86_INT3 0xcc	/* a debugger's breakpoint */
 
 /*
- * The site must hold the jump the assembler emitted, to target, or that
- * jump under a debugger's breakpoint (int3 over its opcode: gdb inserts
- * breakpoints before the program runs, hence before registration). The
- * rel tells the length: read as rel8 and as rel32 it cannot match both
- * (their low bytes differ by 3).
+ * The site must hold one of its two forms to target: the jump the
+ * assembler emitted, or the TEST that `switchyard prepatch` may have
+ * written over it in the file; or either under a debugger's breakpoint
+ * (int3 over the opcode: gdb inserts breakpoints before the program runs,
+ * hence before registration). The rel tells the length: read as rel8 and
+ * as rel32 it cannot match both (their low bytes differ by 3).
  */
 static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
 				      unsigned *len)
 {
 	const uint8_t *p = (const uint8_t *)code;
-	intptr_t rel;
+	int32_t r32;
 
-	if (p[0] == SY_X86_INT3) {
-		int32_t r32;
-
-		memcpy(&r32, p + 1, 4);
-		if ((intptr_t)target - (intptr_t)(code + 2) == (int8_t)p[1]) {
-			*len = 2;
-			return 0;
-		}
-		if ((intptr_t)target - (intptr_t)(code + 5) == r32) {
-			*len = 5;
-			return 0;
-		}
-	} else if (p[0] == SY_X86_JMP8) {
-		rel = (intptr_t)target - (intptr_t)(code + 2);
-		if (rel == (int8_t)p[1]) {
-			*len = 2;
-			return 0;
-		}
-	} else if (p[0] == SY_X86_JMP32) {
-		int32_t r32;
-
-		memcpy(&r32, p + 1, 4);
-		rel = (intptr_t)target - (intptr_t)(code + 5);
-		if (rel == r32) {
-			*len = 5;
-			return 0;
-		}
+	memcpy(&r32, p + 1, 4);
+	if ((p[0] == SY_X86_INT3 || p[0] == SY_X86_JMP8 ||
+	     p[0] == SY_X86_TEST8) &&
+	    (intptr_t)target - (intptr_t)(code + 2) == (int8_t)p[1]) {
+		*len = 2;
+		return 0;
+	}
+	if ((p[0] == SY_X86_INT3 || p[0] == SY_X86_JMP32 ||
+	     p[0] == SY_X86_TEST32) &&
+	    (intptr_t)target - (intptr_t)(code + 5) == r32) {
+		*len = 5;
+		return 0;
 	}
 	return -EFAULT;
+}
+
+/*
+ * What a debugger's breakpoint found at a site at start-up hides, from the
+ * site's bytes in the file (file) and in memory (mem, int3 over the
+ * opcode): 1 a jump, 0 a TEST (a prepatched file), -1 unknown (the file
+ * holds something else there: it is not the file that was loaded).
+ */
+static inline int sy_arch_jump_shadow(const uint8_t *file, const uint8_t *mem,
+				      unsigned len)
+{
+	if (memcmp(file + 1, mem + 1, len - 1))
+		return -1;
+	if (file[0] == (len == 2 ? SY_X86_JMP8 : SY_X86_JMP32))
+		return 1;
+	if (file[0] == (len == 2 ? SY_X86_TEST8 : SY_X86_TEST32))
+		return 0;
+	return -1;
 }
 
 static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
