@@ -89,6 +89,24 @@ static const uint8_t *at_addr(const struct img *m, uint64_t addr, uint64_t len,
 	return NULL;
 }
 
+/*
+ * A site's length from its bytes: the jump to its target (eb rel8, e9
+ * rel32) as the assembler emitted it, or the TEST of the same rel (a8,
+ * a9) that `switchyard prepatch` writes; 0 for anything else.
+ */
+static unsigned site_len(const struct sy_rec_site *s)
+{
+	int32_t r32;
+
+	if (s->nbytes >= 2 && (s->bytes[0] == 0xeb || s->bytes[0] == 0xa8) &&
+	    s->target - (s->addr + 2) == (uint64_t)(int64_t)(int8_t)s->bytes[1])
+		return 2;
+	if (s->nbytes < 5 || (s->bytes[0] != 0xe9 && s->bytes[0] != 0xa9))
+		return 0;
+	memcpy(&r32, s->bytes + 1, 4);
+	return s->target - (s->addr + 5) == (uint64_t)(int64_t)r32 ? 5 : 0;
+}
+
 /* The dynamic relocation at addr that gives a 64-bit value, if any:
  * 1 and *val (and *sym: an undefined symbol's name, else NULL), 0 none,
  * -1 malformed. */
@@ -493,13 +511,11 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 			if (b) {
 				memcpy(raw[i].site.bytes, b, l);
 				raw[i].site.nbytes = l;
+				raw[i].site.off = (uint64_t)(b - m.p);
 				break;
 			}
 		}
-		raw[i].site.len = raw[i].site.nbytes >= 2 &&
-				  raw[i].site.bytes[0] == 0xeb ? 2 :
-				  raw[i].site.nbytes >= 5 &&
-				  raw[i].site.bytes[0] == 0xe9 ? 5 : 0;
+		raw[i].site.len = site_len(&raw[i].site);
 	}
 	qsort(raw, (size_t)n, sizeof(*raw), cmp_raw);
 	for (long i = 0; i < n; i++) {

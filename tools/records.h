@@ -17,9 +17,11 @@ struct sy_rec_site {
 	uint64_t addr;		/* the site (link-time address) */
 	uint64_t target;	/* its jump's destination */
 	unsigned likely;	/* 1: static_branch_likely() */
-	unsigned len;		/* 2 or 5 (the jmp as assembled), 0: unknown */
+	unsigned len;		/* 2 or 5: the jump to target as assembled,
+				   or its TEST form (prepatched); 0: neither */
 	uint8_t bytes[8];	/* the bytes at addr, as in the file */
 	unsigned nbytes;
+	uint64_t off;		/* file offset of bytes[0] (nbytes > 0) */
 };
 
 struct sy_rec_key {

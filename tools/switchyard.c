@@ -37,11 +37,12 @@
 #include "../src/sy_dwarf.h"
 #include "../src/sy_elf.h"
 #include "records.h"
+#include "tool.h"
 
 /* libstdc++'s demangler (C linkage), for C++ key and function names */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-static const char *demangle(const char *name, char **owned)
+const char *demangle(const char *name, char **owned)
 {
 	int st = -1;
 
@@ -52,7 +53,7 @@ static const char *demangle(const char *name, char **owned)
 	return st == 0 && *owned ? *owned : name;
 }
 
-static void json_str(FILE *f, const char *s)
+void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -73,6 +74,7 @@ static int usage(FILE *f, int rc)
 	fprintf(f, "usage: switchyard list FILE|PID [--json]\n"
 		   "       switchyard set PID GLOB on|off|inc|dec [--json]\n"
 		   "       switchyard ps [--json]\n"
+		   "       switchyard prepatch FILE [-o OUT] [--json]\n"
 		   "       switchyard cpu [--json]\n"
 		   "       switchyard --help\n");
 	return rc;
@@ -683,12 +685,14 @@ static int cmd_cpu(bool json)
 int main(int argc, char **argv)
 {
 	bool json = false;
-	const char *args[4] = { NULL, NULL, NULL, NULL };
+	const char *args[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
 	int nargs = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc && !out)
+			out = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout, 0);
 		else if (argv[i][0] == '-' && argv[i][1])
@@ -698,6 +702,10 @@ int main(int argc, char **argv)
 		else
 			return usage(stderr, 2);
 	}
+	if (nargs == 2 && !strcmp(args[0], "prepatch"))
+		return cmd_prepatch(args[1], out, json);
+	if (out)
+		return usage(stderr, 2);
 	if (nargs == 2 && !strcmp(args[0], "list"))
 		return is_pid(args[1]) ? cmd_list_pid(atoi(args[1]), json)
 				       : cmd_list(args[1], json);

@@ -105,8 +105,13 @@ static void run(const char *self, const char *plugin, const char *env,
 		_exit(127);
 	}
 	close(po[1]);
-	n = read(po[0], out, osize - 1);
-	out[n > 0 ? n : 0] = '\0';
+	for (size_t got = 0;; got += (size_t)n) {	/* to EOF */
+		n = got < osize - 1 ? read(po[0], out + got, osize - 1 - got) : 0;
+		if (n <= 0) {
+			out[got] = '\0';
+			break;
+		}
+	}
 	close(po[0]);
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

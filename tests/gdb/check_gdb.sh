@@ -1,5 +1,8 @@
 #!/bin/sh
-# check_gdb.sh BINDIR - breakpoints on sites, as a user sets them: `break f`
+# check_gdb.sh BINDIR [prepatched] - breakpoints on sites, as a user sets
+# them (prepatched: BINDIR's files went through `switchyard prepatch`, so
+# the breakpoints planted before `run` hide TEST where a key is off, and
+# the program expects the changes that need the opcode refused): `break f`
 # on every site function before `run` (the plugin's pending, planted at
 # dlopen), and the same planted while the program runs; every hit stops
 # gdb and continues (a real stop: gdb takes its breakpoints out and puts
@@ -9,6 +12,7 @@
 # Exit 77 (SKIP) when gdb is missing or may not trace.
 set -u
 bin=$1
+before=before; [ "${2:-}" = prepatched ] && before=before-prepatched
 command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -53,7 +57,8 @@ nfns=$(breaks | wc -l)
 for mode in before during; do
 	echo "== gdb, breakpoints planted $mode the run"
 	timeout 300 gdb -q -batch -x "$tmp/$mode.gdb" \
-		--args "$bin/gdb_sites" $mode "$bin/libgdb_plugin.so" \
+		--args "$bin/gdb_sites" "$( [ $mode = before ] && echo $before || echo $mode)" \
+		"$bin/libgdb_plugin.so" \
 		>"$tmp/out" 2>&1
 	if grep -q "ptrace: Operation not permitted" "$tmp/out"; then
 		echo "SKIP: ptrace is not permitted here"; exit 77

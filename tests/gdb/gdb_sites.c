@@ -8,6 +8,12 @@
  *                             that hold int3 over the compiled jump; the
  *                             plugin's are pending, planted at dlopen):
  *                             every change succeeds, the breakpoints stay
+ *   gdb_sites before-prepatched PLUGIN
+ *                             the same with both files prepatched
+ *                             (`switchyard prepatch`): the breakpoints
+ *                             hide each site's initial form, TEST where
+ *                             its key is off; a change that needs the
+ *                             opcode under one is refused as below
  *   gdb_sites during PLUGIN   gdb plants them at marker_insert(), over
  *                             sites already patched: a change that needs
  *                             the opcode under a breakpoint fails with
@@ -175,6 +181,9 @@ static void refused(struct static_key *k, const char *fn_prefix)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "none";
+	bool before = !strncmp(mode, "before", 6);
+	bool during = !strcmp(mode, "during");
+	bool prepatched = !strcmp(mode, "before-prepatched");
 	void *h;
 
 	if (argc < 3)
@@ -213,14 +222,16 @@ int main(int argc, char **argv)
 		return sy_test_done("gdb_sites");
 	}
 	/* The breakpoints sit where the test means them to. */
-	CHECK_EQ(trapped(), !strcmp(mode, "before") ? (int)NFNS : 0);
+	CHECK_EQ(trapped(), before ? (int)NFNS : 0);
 	check_paths("start");
 
-	if (!strcmp(mode, "during")) {
+	if (during) {
 		flip_all("no breakpoint yet");
 		marker_insert();
 		CHECK_EQ(trapped(), (int)NFNS);
 		check_paths("breakpoints planted");
+	}
+	if (during || prepatched) {
 		/* kf, kt: sites of both kinds, one falls through under a
 		 * breakpoint planted over TEST, and must jump: refused */
 		refused(&kf.key, "f_kf_");
