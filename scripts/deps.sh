@@ -13,6 +13,8 @@
 #   libcapstone-dev                              the switchyard CLI's
 #                                                disassembler (tools/)
 #   python3                                      the CLI test's JSON check
+#   groff-base                                   renders the man pages
+#                                                (tests/check_man.sh)
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -32,6 +34,7 @@ have gdb || need="$need gdb"
 { have pkg-config && pkg-config --exists capstone; } ||
 	need="$need libcapstone-dev"
 have python3 || need="$need python3"
+have groff || need="$need groff-base"
 [ -z "$need" ] && exit 0
 echo "installing:$need"
 sudo=""

@@ -19,6 +19,9 @@ done
 for f in libswitchyard.so libswitchyard.a pkgconfig/switchyard.pc cmake/switchyard/switchyardConfig.cmake; do
 	[ -e "$lib/$f" ] || { echo "FAIL: lib/$f not installed"; exit 1; }
 done
+# The library's man page, under whatever CMAKE_INSTALL_MANDIR is.
+[ -n "$(find "$p/prefix" -path '*/man3/switchyard.3')" ] ||
+	{ echo "FAIL: man3/switchyard.3 not installed"; exit 1; }
 soname=$(objdump -p "$lib/libswitchyard.so" | awk '/SONAME/ { print $2 }')
 [ "$soname" = libswitchyard.so.0 ] || { echo "FAIL: SONAME is '$soname'"; exit 1; }
 # Exported functions: the API and the two glue entry points, nothing else.
