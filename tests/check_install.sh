@@ -32,6 +32,13 @@ cmake -S "$src/tests/install" -B "$p/c" -DCMAKE_PREFIX_PATH="$p/prefix" >/dev/nu
 cmake --build "$p/c" >/dev/null
 LD_LIBRARY_PATH=$lib "$p/c/consumer" || { echo "FAIL: consumer (find_package) exit $?"; exit 1; }
 "$p/c/consumer_static" || { echo "FAIL: consumer_static exit $?"; exit 1; }
+# switchyard_prepatch() from the package, with the installed tool
+if [ -x "$p/prefix/bin/switchyard" ]; then
+	[ -x "$p/c/pp/consumer" ] || { echo "FAIL: switchyard_prepatch() made no copy"; exit 1; }
+	LD_LIBRARY_PATH=$lib "$p/c/pp/consumer" || { echo "FAIL: prepatched consumer exit $?"; exit 1; }
+	cmp -s "$p/c/consumer" "$p/c/pp/consumer" && { echo "FAIL: switchyard_prepatch() changed nothing"; exit 1; }
+	echo "switchyard_prepatch() ok"
+fi
 # The README's first way to build against the library: not optional.
 command -v pkg-config >/dev/null 2>&1 ||
 	{ echo "FAIL: pkg-config not installed (scripts/deps.sh installs it)"; exit 1; }
