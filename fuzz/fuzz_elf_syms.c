@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_elf_syms.c - libFuzzer target for the ELF symbol reader
- * (src/elf.c, sy_syms_parse()): any bytes give 0 or a negative errno,
+ * (src/elf.c, sy_syms_parse(), and sy_elf_section(): the section finder
+ * of key descriptions): any bytes give 0 or a negative errno,
  * never a crash, an out-of-bounds access or a leak; what it returns is
  * consistent (sorted, names inside the pool, lookups total).
  *
@@ -44,6 +45,16 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		sy_syms_free(&s);
 	} else if (r != -ENOEXEC && r != -ENOENT && r != -ENOMEM) {
 		abort();	/* an error the API does not document */
+	}
+	{
+		uint64_t addr, sz;
+
+		r = sy_elf_section(img, size, "sy_key_desc", &addr, &sz);
+		if (r && r != -ENOEXEC && r != -ENOENT)
+			abort();
+		r = sy_elf_section(img, size, ".text", &addr, &sz);
+		if (r && r != -ENOEXEC && r != -ENOENT)
+			abort();
 	}
 	free(img);
 	return 0;

@@ -166,8 +166,13 @@ static int list_one(const struct switchyard_key_info *k, void *arg)
 	put_str(o, k->name);
 	put(o, ", \"object\": ");
 	put_str(o, k->object ? k->object : "");
-	put(o, ", \"enabled\": %s, \"count\": %d, \"sites\": %zu}",
+	put(o, ", \"enabled\": %s, \"count\": %d, \"sites\": %zu",
 	    k->enabled ? "true" : "false", k->count, k->sites);
+	if (k->description) {	/* last: clients may read fields in order */
+		put(o, ", \"description\": ");
+		put_str(o, k->description);
+	}
+	put(o, "}");
 	return 0;
 }
 

@@ -208,3 +208,102 @@ void sy_syms_free(struct sy_syms *s)
 	free(s->names);
 	memset(s, 0, sizeof(*s));
 }
+
+/* ---- one section's place ---------------------------------------------- */
+
+/* The allocated section called name among sh[0, n) (names in str, strsize
+ * bytes): its address and size as linked. */
+static int find_section(const Elf64_Shdr *sh, unsigned n, const char *str,
+			size_t strsize, const char *name, uint64_t *addr,
+			uint64_t *size)
+{
+	size_t len = strlen(name) + 1;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (sh[i].sh_name >= strsize || strsize - sh[i].sh_name < len ||
+		    memcmp(str + sh[i].sh_name, name, len) ||
+		    !(sh[i].sh_flags & SHF_ALLOC) || sh[i].sh_type == SHT_NOBITS)
+			continue;
+		*addr = sh[i].sh_addr;
+		*size = sh[i].sh_size;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int check_ehdr(const Elf64_Ehdr *eh, uint64_t fsize)
+{
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || !eh->e_shnum ||
+	    eh->e_shstrndx >= eh->e_shnum ||
+	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr),
+		     fsize))
+		return -ENOEXEC;
+	return 0;
+}
+
+int sy_elf_section(const void *img, size_t size, const char *name,
+		   uint64_t *addr, uint64_t *sz)
+{
+	const Elf64_Ehdr *eh = img;
+	const Elf64_Shdr *sh, *ss;
+
+	if ((uintptr_t)img % _Alignof(Elf64_Ehdr))
+		return -EINVAL;
+	if (size < sizeof(*eh) || check_ehdr(eh, size) ||
+	    eh->e_shoff % _Alignof(Elf64_Shdr))
+		return -ENOEXEC;
+	sh = (const Elf64_Shdr *)((const uint8_t *)img + eh->e_shoff);
+	ss = &sh[eh->e_shstrndx];
+	if (ss->sh_type != SHT_STRTAB || !in_file(ss->sh_offset, ss->sh_size, size))
+		return -ENOEXEC;
+	return find_section(sh, eh->e_shnum, (const char *)img + ss->sh_offset,
+			    ss->sh_size, name, addr, sz);
+}
+
+int sy_elf_section_load(const char *path, const char *name, uint64_t *addr,
+			uint64_t *size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	char *str = NULL;
+	struct stat st;
+	size_t shlen;
+	int fd, r = -ENOEXEC;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    check_ehdr(&eh, (uint64_t)st.st_size))
+		goto out;
+	shlen = (size_t)eh.e_shnum * sizeof(*sh);
+	sh = malloc(shlen);
+	if (!sh) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (pread(fd, sh, shlen, (off_t)eh.e_shoff) != (ssize_t)shlen ||
+	    sh[eh.e_shstrndx].sh_type != SHT_STRTAB ||
+	    !in_file(sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size,
+		     (uint64_t)st.st_size) ||
+	    sh[eh.e_shstrndx].sh_size > (1u << 20))	/* names, not data */
+		goto out;
+	str = malloc(sh[eh.e_shstrndx].sh_size + 1);
+	if (!str) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (pread(fd, str, sh[eh.e_shstrndx].sh_size,
+		  (off_t)sh[eh.e_shstrndx].sh_offset) !=
+	    (ssize_t)sh[eh.e_shstrndx].sh_size)
+		goto out;
+	r = find_section(sh, eh.e_shnum, str, sh[eh.e_shstrndx].sh_size, name,
+			 addr, size);
+out:
+	free(str);
+	free(sh);
+	close(fd);
+	return r;
+}

@@ -120,7 +120,7 @@ struct key_row {
 	const struct static_key *key;
 	size_t sites;
 	int enabled, count;	/* read under the patch lock */
-	char *name, *object;
+	char *name, *object, *desc;
 };
 
 struct key_snap {
@@ -144,7 +144,7 @@ static void add_key_site(const struct sy_jump_entry *e, void *arg)
 		s->err = -ENOMEM;
 		return;
 	}
-	s->v[s->n++] = (struct key_row){ key, 1, 0, 0, NULL, NULL };
+	s->v[s->n++] = (struct key_row){ key, 1, 0, 0, NULL, NULL, NULL };
 }
 
 static int cmp_key_row(const void *a, const void *b)
@@ -381,6 +381,7 @@ static void free_keys(struct key_snap *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].name);
 		free(s->v[i].object);
+		free(s->v[i].desc);
 	}
 	free(s->v);
 }
@@ -411,6 +412,107 @@ static int snapshot_keys(struct key_snap *s)
 		s->v[i].enabled = s->v[i].count > 0;
 	}
 	return 0;
+}
+
+/*
+ * The descriptions (SWITCHYARD_KEY_DESCRIPTION): each loaded object's
+ * section sy_key_desc, found through its file's section headers and read
+ * in memory, where the dynamic linker relocated its pointers: each record
+ * names the key as the object's code reaches it (the program's copy of an
+ * exported key included). Read inside dl_iterate_phdr()'s callback: the
+ * linker's lock keeps the object mapped meanwhile. Every pointer is
+ * checked against the object's loaded segments, every text copied with a
+ * bound: a record is data, not trusted.
+ */
+struct desc {
+	const void *key;
+	char *text;
+};
+
+struct desc_set {
+	struct desc *v;
+	size_t n, cap;
+	bool main_seen;
+};
+
+/* bytes readable at a in info's object (0: not in a loaded segment) */
+static size_t readable_at(const struct dl_phdr_info *info, uintptr_t a)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && a >= lo &&
+		    a - lo < ph->p_memsz)
+			return ph->p_memsz - (a - lo);
+	}
+	return 0;
+}
+
+#define DESC_MAX 512
+
+static int desc_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct desc_set *d = arg;
+	const char *path = info->dlpi_name;
+	const struct sy__key_desc *r;
+	uint64_t addr, sz;
+
+	(void)size;
+	if (!path || !path[0]) {
+		if (d->main_seen)
+			return 0;
+		d->main_seen = true;
+		path = "/proc/self/exe";
+	}
+	if (sy_elf_section_load(path, "sy_key_desc", &addr, &sz) || !sz ||
+	    sz % sizeof(*r) || readable_at(info, info->dlpi_addr + addr) < sz)
+		return 0;
+	r = (const struct sy__key_desc *)(info->dlpi_addr + addr);
+	for (size_t i = 0; i < sz / sizeof(*r); i++) {
+		size_t room = readable_at(info, (uintptr_t)r[i].text), len;
+
+		if (!r[i].key || !room)
+			continue;
+		len = strnlen(r[i].text, room < DESC_MAX ? room : DESC_MAX);
+		if (len == room || !grow(&d->v, &d->cap, d->n, sizeof(*d->v)))
+			continue;	/* unterminated, or no memory: skip */
+		d->v[d->n].key = r[i].key;
+		d->v[d->n].text = strndup(r[i].text, len);
+		if (d->v[d->n].text)
+			d->n++;
+	}
+	return 0;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct desc *)a)->key;
+	uintptr_t y = (uintptr_t)((const struct desc *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Give each key its description, if it has one (one of them, if two). */
+static void describe_keys(struct key_snap *s)
+{
+	struct desc_set d = { NULL, 0, 0, false };
+
+	dl_iterate_phdr(desc_cb, &d);
+	qsort(d.v, d.n, sizeof(*d.v), cmp_desc);
+	for (size_t i = 0; i < s->n; i++) {
+		struct desc q = { s->v[i].key, NULL };
+		struct desc *hit = d.n ? bsearch(&q, d.v, d.n, sizeof(*d.v),
+						 cmp_desc) : NULL;
+
+		if (hit) {
+			s->v[i].desc = hit->text;
+			hit->text = NULL;	/* taken */
+		}
+	}
+	for (size_t i = 0; i < d.n; i++)
+		free(d.v[i].text);
+	free(d.v);
 }
 
 /* Step 2, without the lock. */
@@ -491,12 +593,15 @@ int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 	r = SY_LOCKED(snapshot_keys(&s));
 	if (!r)
 		r = name_keys(&s);
+	if (!r)
+		describe_keys(&s);
 	sy_leave();	/* fn may call back into switchyard */
 	for (size_t i = 0; !r && i < s.n; i++) {
 		struct switchyard_key_info info = {
 			s.v[i].key, s.v[i].name,
 			s.v[i].object ? s.v[i].object : "?",
 			s.v[i].enabled, s.v[i].count, s.v[i].sites,
+			s.v[i].desc,
 		};
 
 		r = fn(&info, arg);

@@ -38,4 +38,15 @@ const struct sy_sym *sy_syms_find(const struct sy_syms *s, uintptr_t addr,
 __attribute__((visibility("hidden")))
 void sy_syms_free(struct sy_syms *s);
 
+/* The allocated section called name: its address and size as linked.
+ * 0, -ENOENT (none), -ENOEXEC (malformed), or another negative errno.
+ * From an image in memory (aligned to 8 bytes), or from the file at path
+ * (its headers only are read). */
+__attribute__((visibility("hidden")))
+int sy_elf_section(const void *img, size_t size, const char *name,
+		   uint64_t *addr, uint64_t *sz);
+__attribute__((visibility("hidden")))
+int sy_elf_section_load(const char *path, const char *name, uint64_t *addr,
+			uint64_t *size);
+
 #endif /* SY_ELF_H */

@@ -19,6 +19,7 @@
 
 DEFINE_STATIC_KEY_TRUE(hc_true);
 DEFINE_STATIC_KEY_FALSE(hc_false);
+SWITCHYARD_KEY_DESCRIPTION(hc_false, "compiles in every mode");
 DEFINE_STATIC_KEY_TRUE_RO(hc_true_ro);
 DEFINE_STATIC_KEY_FALSE_RO(hc_false_ro);
 static DEFINE_STATIC_KEY_TRUE(hc_static_true);

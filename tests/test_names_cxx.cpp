@@ -3,7 +3,9 @@
  * test_names_cxx.cpp - C++ keys are named as the program spells them, in
  * introspection and in messages: "ns::k1", not "_ZN2ns2k1E". This program
  * uses the C++ runtime (std::string), whose demangler the library uses;
- * test_static_key_cxx, which does not, checks the library's own.
+ * test_static_key_cxx, which does not, checks the library's own. And
+ * SWITCHYARD_KEY_DESCRIPTION() in C++, of a namespaced key and of a class
+ * member, reaches switchyard_for_each_key().
  */
 #include <errno.h>
 #include <string>
@@ -12,6 +14,7 @@
 
 namespace ns {
 DEFINE_STATIC_KEY_FALSE(k1);
+SWITCHYARD_KEY_DESCRIPTION(k1, "namespaced");
 namespace inner {
 DEFINE_STATIC_KEY_TRUE(k2);
 }
@@ -21,6 +24,7 @@ struct holder {
 	static struct static_key_false member;
 };
 DEFINE_STATIC_KEY_FALSE(holder::member);
+SWITCHYARD_KEY_DESCRIPTION(holder::member, "a member");
 
 static volatile int sink;
 
@@ -39,6 +43,8 @@ static std::string names;
 static int collect(const struct switchyard_key_info *k, void *)
 {
 	names += std::string(k->name) + "\n";
+	if (k->description)
+		names += std::string(k->name) + " -- " + k->description + "\n";
 	return 0;
 }
 
@@ -57,6 +63,9 @@ int main()
 	CHECK(names.find("ns::inner::k2\n") != std::string::npos);
 	CHECK(names.find("holder::member\n") != std::string::npos);
 	CHECK(names.find("_Z") == std::string::npos);
+	CHECK(names.find("ns::k1 -- namespaced\n") != std::string::npos);
+	CHECK(names.find("holder::member -- a member\n") != std::string::npos);
+	CHECK(names.find("k2 -- ") == std::string::npos);
 
 	switchyard_set_log(on_log, nullptr);
 	CHECK_EQ(static_branch_dec(&ns::k1), -EINVAL);

@@ -299,6 +299,56 @@ static int cmp_rc(const void *a, const void *b)
 }
 
 /* Static calls, alternatives, run-time constants; names as pool offsets. */
+/*
+ * SWITCHYARD_KEY_DESCRIPTION() records (section sy_key_desc, 16 bytes:
+ * the key's and the text's addresses, by relocation or as linked): each
+ * text, NUL-terminated within 512 bytes of one section, goes to the key
+ * at that address. A record of a key with no site, or of another
+ * object's key, lists nothing.
+ */
+#define DESC_MAX 512
+
+static int read_descs(const struct img *m, struct pool *pl,
+		      struct sy_records *out)
+{
+	const Elf64_Shdr *sec;
+	long n;
+
+	records(m, "sy_key_desc", 16, &sec, &n);
+	if (n < 0)
+		return bad(out, "section sy_key_desc is malformed");
+	for (long i = 0; i < n; i++) {
+		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, key = 0, text = 0;
+		const char *ext = NULL, *ext2 = NULL;
+		const uint8_t *t;
+		size_t len = 0;
+		bool zero;
+
+		if (ptr_at(m, ea, &key, &ext) < 0 ||
+		    ptr_at(m, ea + 8, &text, &ext2) < 0)
+			return bad(out, "a relocation of sy_key_desc is "
+					"malformed");
+		if (ext || ext2 || !key)
+			continue;
+		/* the most bytes up to DESC_MAX inside one section */
+		t = NULL;
+		for (size_t l = DESC_MAX; l && !t; l--) {
+			t = at_addr(m, text, l, &zero);
+			len = l;
+		}
+		const uint8_t *nul = t ? memchr(t, 0, len) : NULL;
+
+		if (!nul)
+			continue;	/* not a string of this file */
+		len = (size_t)(nul - t);
+		for (size_t k = 0; k < out->nkeys; k++)
+			if (out->keys[k].addr == key)
+				out->keys[k].description = (const char *)
+					pool_add(pl, "%.*s", (int)len, t);
+	}
+	return 0;
+}
+
 static int read_others(const struct img *m, const struct sy_syms *syms,
 		       struct pool *pl, struct sy_records *out)
 {
@@ -554,6 +604,8 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		}
 	}
 	r = read_others(&m, &syms, &pl, out);
+	if (!r)
+		r = read_descs(&m, &pl, out);
 	if (!r && pl.failed)
 		r = -ENOMEM;
 	if (r)
@@ -561,8 +613,12 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	/* the pool is final: offsets to pointers */
 	out->names = pl.p;
 	pl.p = NULL;
-	for (size_t i = 0; i < out->nkeys; i++)
+	for (size_t i = 0; i < out->nkeys; i++) {
 		out->keys[i].name = out->names + (uintptr_t)out->keys[i].name;
+		if (out->keys[i].description)
+			out->keys[i].description = out->names +
+				(uintptr_t)out->keys[i].description;
+	}
 	for (size_t i = 0; i < out->ncalls; i++) {
 		out->calls[i].name = out->names + (uintptr_t)out->calls[i].name;
 		if (out->calls[i].target)

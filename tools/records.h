@@ -32,6 +32,8 @@ struct sy_rec_key {
 				   unknown (another object) */
 	struct sy_rec_site *sites;
 	size_t nsites;
+	const char *description;	/* SWITCHYARD_KEY_DESCRIPTION(), or
+					   NULL */
 };
 
 /* A static call site (section sy_static_call_sites). */

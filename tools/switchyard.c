@@ -180,7 +180,23 @@ static const char *field(const char *obj, const char *key, char *val,
 	return val;
 }
 
-/* Print a reply's objects (one per "{\"name\"") as a table, or its error. */
+/* The end of the JSON object at p: its '}', strings skipped (a description
+ * may hold one); NULL if it does not end. */
+static const char *obj_end(const char *p)
+{
+	for (bool str = false; *p; p++) {
+		if (str && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			str = !str;
+		else if (!str && *p == '}')
+			return p;
+	}
+	return NULL;
+}
+
+/* Print a reply's objects (one per "{\"name\"") as a table, or its error;
+ * a description, when there is one, after the columns. */
 static int print_reply(const char *reply, const char *const *cols, int ncols)
 {
 	char v[512];
@@ -191,7 +207,7 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 		return 1;
 	}
 	while ((p = strstr(p, "{\"name\": "))) {
-		const char *end = strchr(p, '}');
+		const char *end = obj_end(p);
 		char obj[2048];
 		size_t n = end ? (size_t)(end - p) : strlen(p);
 
@@ -207,6 +223,8 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 			else
 				printf("%s", v);
 		}
+		if (field(obj, "description", v, sizeof(v)))
+			printf("  -- %s", v);
 		printf("\n");
 		p += n;
 	}
@@ -551,13 +569,20 @@ static int cmd_list(const char *path, bool json)
 			printf("%s\n  {\"name\": ", i ? "," : "");
 			json_str(stdout, name);
 			printf(", \"address\": \"0x%llx\", \"defined\": %s, "
-			       "\"initial\": \"%s\", \"sites\": [",
+			       "\"initial\": \"%s\", \"description\": ",
 			       (unsigned long long)k->addr,
 			       k->addr ? "true" : "false", state);
+			if (k->description)
+				json_str(stdout, k->description);
+			else
+				printf("null");
+			printf(", \"sites\": [");
 		} else {
 			printf("\nkey %s%s  initial %s, %zu site%s\n", name,
 			       k->addr ? "" : " (defined in another object)",
 			       state, k->nsites, k->nsites == 1 ? "" : "s");
+			if (k->description)
+				printf("  -- %s\n", k->description);
 		}
 		free(owned);
 		for (size_t j = 0; j < k->nsites; j++) {

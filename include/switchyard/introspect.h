@@ -31,6 +31,8 @@ struct switchyard_key_info {
 	int enabled;		/* static_key_enabled() */
 	int count;		/* static_key_count() */
 	size_t sites;		/* in every registered object */
+	/* SWITCHYARD_KEY_DESCRIPTION()'s text, or NULL (appended) */
+	const char *description;
 };
 
 struct switchyard_site_info {

@@ -147,6 +147,40 @@ struct static_key_false {
 #endif
 
 /*
+ * SWITCHYARD_KEY_DESCRIPTION(key, "text") - a one-line description of a
+ * key, shown by `switchyard list` (of a file and of a live process) and in
+ * switchyard_key_info. At file scope, next to the key's definition, in the
+ * object that defines it (any key expression: tracing, keys[3]):
+ *
+ *	DEFINE_STATIC_KEY_FALSE(net_trace);
+ *	SWITCHYARD_KEY_DESCRIPTION(net_trace, "trace every packet received");
+ *
+ * No code and no run-time work: a record of two pointers in the section
+ * sy_key_desc (in position-independent code, two relocations applied at
+ * load), read only when something lists the keys.
+ */
+struct sy__key_desc {
+	const void *key;
+	const char *text;
+};
+#define SY__KD_CAT2(a, b) a##b
+#define SY__KD_CAT(a, b) SY__KD_CAT2(a, b)
+/* kept by the linker's --gc-sections too, where the compiler can say so */
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define SY__KD_RETAIN __attribute__((retain))
+#endif
+#endif
+#ifndef SY__KD_RETAIN
+#define SY__KD_RETAIN
+#endif
+#define SWITCHYARD_KEY_DESCRIPTION(key, text)                                \
+	__attribute__((used, section("sy_key_desc"), aligned(16)))           \
+	SY__KD_RETAIN                                                        \
+	static const struct sy__key_desc                                     \
+		SY__KD_CAT(sy__key_desc_, __COUNTER__) = { &(key), "" text }
+
+/*
  * Reference counting. Returns 0, or a negative errno:
  *   -EINVAL     static_key_slow_dec() of a key whose count is 0 (misuse,
  *               reported once per key; the key is unchanged)

@@ -4,6 +4,7 @@
 #include <switchyard.h>
 
 DEFINE_STATIC_KEY_FALSE(cli_lib_key);
+SWITCHYARD_KEY_DESCRIPTION(cli_lib_key, "the library's key");
 extern struct static_key_true cli_on;	/* the program's */
 
 int cli_lib_work(int x)

@@ -9,6 +9,8 @@
 #include <switchyard.h>
 
 DEFINE_STATIC_KEY_FALSE(cli_off);
+/* a JSON reader must survive it: quotes, a brace, a backslash */
+SWITCHYARD_KEY_DESCRIPTION(cli_off, "the \"off\" key {test} \\ done");
 DEFINE_STATIC_KEY_TRUE(cli_on);
 extern struct static_key_false cli_lib_key;	/* cli_lib.c */
 int cli_lib_work(int x);

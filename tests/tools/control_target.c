@@ -14,6 +14,7 @@
 #include <switchyard.h>
 
 DEFINE_STATIC_KEY_FALSE(net_rx);
+SWITCHYARD_KEY_DESCRIPTION(net_rx, "trace received packets {\"rx\"}");
 DEFINE_STATIC_KEY_FALSE(net_tx);
 DEFINE_STATIC_KEY_TRUE(disk_io);
 

@@ -64,6 +64,13 @@ if [(c["name"], c["size"], c["line"]) for c in rcs] != \
 if lib["static_calls"] or lib["alternatives"] or lib["runtime_consts"]:
     bad.append("the library has no static call, alternative or run-time constant")
 check(lib, "cli_lib.c", {"cli_lib_key": ("off", True, False), "cli_on": ("unknown", False, True)})
+# descriptions (SWITCHYARD_KEY_DESCRIPTION), exact, and null without one
+descs = {k["name"]: k["description"] for k in prog["keys"] + lib["keys"]}
+want = {"cli_off": 'the "off" key {test} \\ done', "cli_on": None,
+        "cli_lib_key": "the library's key"}
+for name, d in want.items():
+    if descs.get(name, 0) != d:
+        bad.append(f"description of {name}: {descs[name]!r} != {d!r}")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
@@ -71,6 +78,7 @@ PY
 
 # text: the same facts, for a reader
 "$cli" list "$prog" >"$tmp/prog.txt" || no "list (text)"
+grep -q '^  -- the "off" key {test} \\ done$' "$tmp/prog.txt" || no "list (text): description"
 grep -q "^key cli_off  initial off, 2 sites" "$tmp/prog.txt" || no "text: cli_off line: $(cat "$tmp/prog.txt")"
 grep -q "^  cli_sc .* three+0x[0-9a-f]* .*cli_target.c:[0-9]* -> cli_impl" "$tmp/prog.txt" || no "text: static call line"
 grep -q "if sse2:" "$tmp/prog.txt" || no "text: alternative line"

@@ -35,6 +35,10 @@ for mode in api env; do
 	"$cli" ps --json | python3 -c "import json,sys; assert any(p['pid']==$pid for p in json.load(sys.stdin))" || no "$mode: ps --json"
 	"$cli" list $pid >"$tmp/list" || no "$mode: list PID"
 	grep -q "^net_rx  enabled=false  count=0  sites=1" "$tmp/list" || no "$mode: list: $(cat "$tmp/list")"
+	grep -q '^net_rx  enabled=false .* -- trace received packets {"rx"}$' "$tmp/list" || no "$mode: list: description"
+	"$cli" list $pid --json | python3 -c '
+import json,sys; k={k["name"]: k.get("description") for k in json.load(sys.stdin)["keys"]}
+assert k["net_rx"] == "trace received packets {\"rx\"}" and k["net_tx"] is None, k' || no "$mode: list --json: descriptions"
 	grep -q "^disk_io  enabled=true  count=1" "$tmp/list" || no "$mode: list disk_io"
 
 	# one pattern, two keys, one batch: one core sync; then the JSON
