@@ -158,6 +158,28 @@ static void put_str(struct out *o, const char *s)
 	put(o, "\"");
 }
 
+/* A JSON string of formatted text (a message naming what the client sent:
+ * escaped as a whole). */
+static void put_strf(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put_strf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		o->failed = true;
+		return;
+	}
+	put_str(o, msg);
+	free(msg);
+}
+
 static int list_one(const struct switchyard_key_info *k, void *arg)
 {
 	struct out *o = arg;
@@ -233,9 +255,9 @@ static void set_keys(const char *glob, int op, struct out *o)
 	if (q.failed || (q.n && (!ops || !res || r == -ENOMEM))) {
 		o->failed = true;
 	} else if (!q.n) {
-		put(o, "{\"error\": \"no key matches ");
-		put_str(o, glob);
-		put(o, "\"}\n");
+		put(o, "{\"error\": ");
+		put_strf(o, "no key matches %s", glob);
+		put(o, "}\n");
 	} else {
 		put(o, "{\"changed\": [");
 		for (size_t i = 0; i < q.n; i++) {
@@ -256,10 +278,89 @@ static void set_keys(const char *glob, int op, struct out *o)
 	free(res);
 }
 
+static int list_call(const struct switchyard_call_info *c, void *arg)
+{
+	struct out *o = arg;
+
+	put(o, "%s{\"name\": ", o->p && o->p[o->len - 1] == '[' ? "" : ", ");
+	put_str(o, c->name);
+	put(o, ", \"object\": ");
+	put_str(o, c->object);
+	put(o, ", \"target\": ");
+	put_str(o, c->target);
+	put(o, ", \"sites\": %zu, \"targets\": [", c->sites);
+	for (size_t i = 0; i < c->ntargets; i++) {
+		put(o, "%s", i ? ", " : "");
+		put_str(o, c->targets[i]);
+	}
+	put(o, "]}");
+	return 0;
+}
+
+/*
+ * `call GLOB TARGET`: every static call whose name matches GLOB to its
+ * registered target named TARGET (SWITCHYARD_STATIC_CALL_TARGET()). Each
+ * is one static_call_update(): live-safe, as any update. A call without
+ * such a target is reported and left alone; so is everything when none
+ * matches.
+ */
+struct call_req {
+	const char *glob, *target;
+	struct out *o;
+	size_t matched;
+};
+
+static int call_one(const struct switchyard_call_info *c, void *arg)
+{
+	struct call_req *q = arg;
+	void (*func)(void) = NULL;
+	bool found = false;
+	int r = -ENOENT;
+
+	if (fnmatch(q->glob, c->name, 0))
+		return 0;
+	for (size_t i = 0; i < c->ntargets && !found; i++)
+		if (!strcmp(c->targets[i], q->target)) {
+			func = c->target_funcs[i];
+			found = true;
+		}
+	if (found)
+		r = __static_call_update((struct static_call_key *)c->key,
+					 func);
+	put(q->o, "%s{\"name\": ", q->matched++ ? ", " : "");
+	put_str(q->o, c->name);
+	put(q->o, ", \"result\": %d, \"target\": ", r);
+	put_str(q->o, !r ? q->target : c->target);
+	if (!found) {
+		put(q->o, ", \"error\": ");
+		put_strf(q->o, "no registered target %s "
+			 "(SWITCHYARD_STATIC_CALL_TARGET)", q->target);
+	}
+	put(q->o, "}");
+	return 0;
+}
+
+static void call_targets(const char *glob, const char *target, struct out *o)
+{
+	struct call_req q = { glob, target, o, 0 };
+	size_t mark = o->len;
+
+	put(o, "{\"retargeted\": [");
+	if (switchyard_for_each_static_call(call_one, &q) == -ENOMEM)
+		o->failed = true;
+	put(o, "]}\n");
+	if (!q.matched && !o->failed) {
+		o->len = mark;
+		put(o, "{\"error\": ");
+		put_strf(o, "no static call matches %s", glob);
+		put(o, "}\n");
+	}
+}
+
 static void handle(const char *line, struct out *o)
 {
 	static const char *const ops[] = { "off", "on", "inc", "dec" };
-	char glob[CTL_LINE + 1], op[8];
+	char glob[CTL_LINE + 1], op[8], target[CTL_LINE + 1];
 	int n = 0;
 
 	if (!strcmp(line, "list")) {
@@ -271,7 +372,15 @@ static void handle(const char *line, struct out *o)
 		    (int)getpid(), (unsigned long long)st.sync_calls);
 		if (switchyard_for_each_key(list_one, o) == -ENOMEM)
 			o->failed = true;
+		put(o, "], \"calls\": [");
+		if (switchyard_for_each_static_call(list_call, o) == -ENOMEM)
+			o->failed = true;
 		put(o, "]}\n");
+		return;
+	}
+	if (sscanf(line, "call %1024s %1024s%n", glob, target, &n) == 2 &&
+	    !line[n]) {
+		call_targets(glob, target, o);
 		return;
 	}
 	if (sscanf(line, "set %1024s %7s%n", glob, op, &n) == 2 &&
@@ -292,7 +401,7 @@ static void handle(const char *line, struct out *o)
 		return;
 	}
 	put(o, "{\"error\": \"unknown request (list, set GLOB "
-	       "on|off|inc|dec)\"}\n");
+	       "on|off|inc|dec, call GLOB TARGET)\"}\n");
 }
 
 /* ---- SWITCHYARD_KEYS ---------------------------------------------------- */

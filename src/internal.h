@@ -292,6 +292,31 @@ SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 /* Visit every live site of every registered object (patch lock held). */
 typedef void (*sy_site_visit)(const struct sy_jump_entry *e, void *arg);
 SY_HIDDEN void sy_registry_visit(sy_site_visit fn, void *arg);
+/*
+ * Records sections (introspect.c): fn for each record of every loaded
+ * object's allocated section `section` (rsize bytes each), read in memory
+ * where the dynamic linker relocated it, from inside dl_iterate_phdr()
+ * (the object stays mapped meanwhile; never with the patch lock held).
+ * The records are data, not trusted: sy_rec_strdup() copies a string the
+ * object maps, at most max bytes, or gives NULL.
+ */
+struct sy_rec_obj;
+typedef void (*sy_rec_fn)(const struct sy_rec_obj *o, const void *rec,
+			  void *arg);
+SY_HIDDEN void sy_records_walk(const char *section, size_t rsize,
+			       sy_rec_fn fn, void *arg);
+SY_HIDDEN char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p,
+			      size_t max);
+/* The readable name of the symbol that contains addr (func: a function,
+ * else an object), malloc'ed, with "+0x.." past its start; NULL if none. */
+SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func);
+/* Room for element n of the array *vp of *cap elements (doubling it when
+ * full): false when out of memory, the array unchanged. */
+SY_HIDDEN bool sy_grow(void *vp, size_t *cap, size_t n, size_t elem);
+
+/* Each registered static call site's key (static_call.c). Patch lock held. */
+typedef void (*sy_sc_site_visit)(struct static_call_key *key, void *arg);
+SY_HIDDEN void sy_sc_visit(sy_sc_site_visit fn, void *arg);
 /* The first shared object (not the executable) whose dynamic symbols
  * define name: its path, malloc'ed, or NULL. */
 SY_HIDDEN char *sy_definer_of(const char *name);

@@ -82,7 +82,7 @@ static void obj_cache_free(struct obj_cache *c)
 }
 
 /* Room for one more element in a doubling array; false when out of memory. */
-static bool grow(void *vp, size_t *cap, size_t n, size_t elem)
+bool sy_grow(void *vp, size_t *cap, size_t n, size_t elem)
 {
 	void **v = vp;
 
@@ -140,7 +140,7 @@ static void add_key_site(const struct sy_jump_entry *e, void *arg)
 			s->v[i].sites++;
 			return;
 		}
-	if (!grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
+	if (!sy_grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
 		s->err = -ENOMEM;
 		return;
 	}
@@ -302,6 +302,33 @@ static char *key_name(struct obj_cache *c, const struct static_key *key,
 	return strdup(buf);
 }
 
+char *sy_symbol_name(uintptr_t addr, bool func)
+{
+	struct obj_cache c = { 0 };
+	uintptr_t bias = 0;
+	char *path = NULL, *name = NULL;
+
+	if (!sy_object_of(addr, &path, &bias)) {
+		const struct sy_syms *syms = syms_for(&c, path, bias);
+		const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func)
+					      : NULL;
+
+		name = y ? readable(y->name) : NULL;
+		if (name && addr != y->addr) {
+			char *q = NULL;
+
+			if (asprintf(&q, "%s+%#zx", name,
+				     (size_t)(addr - y->addr)) < 0)
+				q = NULL;
+			free(name);
+			name = q;
+		}
+	}
+	free(path);
+	obj_cache_free(&c);
+	return name;
+}
+
 /* ---- names for messages (report.c) --------------------------------------- */
 
 static const char *base_name(const char *path)
@@ -432,7 +459,6 @@ struct desc {
 struct desc_set {
 	struct desc *v;
 	size_t n, cap;
-	bool main_seen;
 };
 
 /* bytes readable at a in info's object (0: not in a loaded segment) */
@@ -449,40 +475,74 @@ static size_t readable_at(const struct dl_phdr_info *info, uintptr_t a)
 	return 0;
 }
 
-#define DESC_MAX 512
+struct sy_rec_obj {
+	const struct dl_phdr_info *info;
+};
 
-static int desc_cb(struct dl_phdr_info *info, size_t size, void *arg)
+char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p, size_t max)
 {
-	struct desc_set *d = arg;
+	size_t room = readable_at(o->info, (uintptr_t)p), len;
+
+	if (!room)
+		return NULL;
+	len = strnlen(p, room < max ? room : max);
+	return len < room ? strndup(p, len) : NULL;	/* else unterminated */
+}
+
+struct walk {
+	const char *section;
+	size_t rsize;
+	sy_rec_fn fn;
+	void *arg;
+	bool main_seen;
+};
+
+static int walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+	struct sy_rec_obj o = { info };
 	const char *path = info->dlpi_name;
-	const struct sy__key_desc *r;
 	uint64_t addr, sz;
 
 	(void)size;
 	if (!path || !path[0]) {
-		if (d->main_seen)
+		if (w->main_seen)
 			return 0;
-		d->main_seen = true;
+		w->main_seen = true;
 		path = "/proc/self/exe";
 	}
-	if (sy_elf_section_load(path, "sy_key_desc", &addr, &sz) || !sz ||
-	    sz % sizeof(*r) || readable_at(info, info->dlpi_addr + addr) < sz)
+	if (sy_elf_section_load(path, w->section, &addr, &sz) || !sz ||
+	    sz % w->rsize || readable_at(info, info->dlpi_addr + addr) < sz)
 		return 0;
-	r = (const struct sy__key_desc *)(info->dlpi_addr + addr);
-	for (size_t i = 0; i < sz / sizeof(*r); i++) {
-		size_t room = readable_at(info, (uintptr_t)r[i].text), len;
-
-		if (!r[i].key || !room)
-			continue;
-		len = strnlen(r[i].text, room < DESC_MAX ? room : DESC_MAX);
-		if (len == room || !grow(&d->v, &d->cap, d->n, sizeof(*d->v)))
-			continue;	/* unterminated, or no memory: skip */
-		d->v[d->n].key = r[i].key;
-		d->v[d->n].text = strndup(r[i].text, len);
-		if (d->v[d->n].text)
-			d->n++;
-	}
+	for (uint64_t off = 0; off < sz; off += w->rsize)
+		w->fn(&o, (const void *)(info->dlpi_addr + addr + off), w->arg);
 	return 0;
+}
+
+void sy_records_walk(const char *section, size_t rsize, sy_rec_fn fn,
+		     void *arg)
+{
+	struct walk w = { section, rsize, fn, arg, false };
+
+	dl_iterate_phdr(walk_cb, &w);
+}
+
+#define DESC_MAX 512
+
+static void desc_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
+{
+	const struct sy__key_desc *r = rec;
+	struct desc_set *d = arg;
+	char *text;
+
+	if (!r->key || !(text = sy_rec_strdup(o, r->text, DESC_MAX)))
+		return;
+	if (!sy_grow(&d->v, &d->cap, d->n, sizeof(*d->v))) {
+		free(text);
+		return;
+	}
+	d->v[d->n].key = r->key;
+	d->v[d->n++].text = text;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -496,9 +556,9 @@ static int cmp_desc(const void *a, const void *b)
 /* Give each key its description, if it has one (one of them, if two). */
 static void describe_keys(struct key_snap *s)
 {
-	struct desc_set d = { NULL, 0, 0, false };
+	struct desc_set d = { NULL, 0, 0 };
 
-	dl_iterate_phdr(desc_cb, &d);
+	sy_records_walk("sy_key_desc", sizeof(struct sy__key_desc), desc_rec, &d);
 	qsort(d.v, d.n, sizeof(*d.v), cmp_desc);
 	for (size_t i = 0; i < s->n; i++) {
 		struct desc q = { s->v[i].key, NULL };
@@ -636,7 +696,7 @@ static void add_site(const struct sy_jump_entry *e, void *arg)
 
 	if (sy_entry_key(e) != s->key || s->err)
 		return;
-	if (!grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
+	if (!sy_grow(&s->v, &s->cap, s->n, sizeof(*s->v))) {
 		s->err = -ENOMEM;
 		return;
 	}

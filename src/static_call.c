@@ -709,7 +709,22 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 	return 0;
 }
 
+/* Every live site's key, table after table. Patch lock held. */
+void sy_sc_visit(sy_sc_site_visit fn, void *arg)
+{
+	for (const struct sc_table *t = tables; t; t = t->next)
+		for (const struct sy_sc_entry *e = t->start; e < t->stop; e++)
+			if (!(e->flags & SC_DEAD))
+				fn(entry_key(e), arg);
+}
+
 #else /* !SY_SC_GUARD: no patched sites, a static call is a load + call */
+
+void sy_sc_visit(sy_sc_site_visit fn, void *arg)
+{
+	(void)fn;
+	(void)arg;
+}
 
 #define SY_SC_ROOM_MAX 15	/* the API's limit (switchyard_static_call_native) */
 

@@ -3,7 +3,8 @@
  * compile_fail.c - passing the wrong key type is a compile-time error, and
  * so is a branch on a key whose address is not a link-time constant
  * (CASE 8..11), and so is a static call updated to a function of another
- * type (CASE 12). check_compile_fail.sh builds CASE=0 (must compile) and
+ * type (CASE 12) or registered as its target (CASE 16).
+ * check_compile_fail.sh builds CASE=0 (must compile) and
  * CASE=1..N (each must fail, with its own diagnostic), as C and C++, with
  * every compiler it finds.
  */
@@ -89,5 +90,14 @@ int f(void)
 	return static_call(sc_chr)(1);
 #elif CASE == 15	/* C, patched site: a double return */
 	return (int)static_call(sc_dret)(1);
+#elif CASE == 16
+	return 0;
 #endif
 }
+
+/* a registered target of the call's type, and one of another (CASE 16) */
+#if CASE == 0
+SWITCHYARD_STATIC_CALL_TARGET(sc, sc_int);
+#elif CASE == 16
+SWITCHYARD_STATIC_CALL_TARGET(sc, sc_long);
+#endif

@@ -73,6 +73,7 @@ static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: switchyard list FILE|PID [--json]\n"
 		   "       switchyard set PID GLOB on|off|inc|dec [--json]\n"
+		   "       switchyard call PID GLOB TARGET [--json]\n"
 		   "       switchyard ps [--json]\n"
 		   "       switchyard prepatch FILE [-o OUT] [--json]\n"
 		   "       switchyard cpu [--json]\n"
@@ -172,6 +173,16 @@ static const char *field(const char *obj, const char *key, char *val,
 				p++;
 			val[n++] = *p;
 		}
+	} else if (*p == '[') {	/* an array of strings, as it is */
+		for (bool str = false; *p && n + 1 < size; p++) {
+			val[n++] = *p;
+			if (str && *p == '\\' && p[1])
+				val[n++] = *++p;
+			else if (*p == '"')
+				str = !str;
+			else if (!str && *p == ']')
+				break;
+		}
 	} else {
 		while (*p && *p != ',' && *p != '}' && n + 1 < size)
 			val[n++] = *p++;
@@ -245,15 +256,55 @@ static int cmd_list_pid(int pid, bool json)
 {
 	static const char *const cols[] = { "name", "enabled", "count",
 					    "sites", "object" };
-	char *reply;
+	static const char *const ccols[] = { "name", "target", "sites",
+					     "targets" };
+	char *reply, *calls;
 	int r = request(pid, "list\n", &reply);
 
+	if (r)
+		return r;
+	if (json) {
+		fputs(reply, stdout);
+	} else {
+		/* keys, then the static calls (objects of the same shape) */
+		calls = strstr(reply, "], \"calls\": [");
+		if (calls)
+			*calls++ = 0;
+		r = print_reply(reply, cols, 5);
+		if (!r && calls && strstr(calls, "{\"name\": ")) {
+			printf("static calls:\n");
+			r = print_reply(calls, ccols, 4);
+		}
+	}
+	free(reply);
+	return r;
+}
+
+static int cmd_call(int pid, const char *glob, const char *target, bool json)
+{
+	static const char *const cols[] = { "name", "result", "target",
+					    "error" };
+	char line[2100], *reply, v[256];
+	int r;
+
+	if (strlen(glob) > 1000 || strpbrk(glob, " \t\r\n") ||
+	    strlen(target) > 1000 || strpbrk(target, " \t\r\n")) {
+		fprintf(stderr, "switchyard: a call pattern and a target are "
+			"one word of at most 1000 bytes each\n");
+		return 2;
+	}
+	snprintf(line, sizeof(line), "call %s %s\n", glob, target);
+	r = request(pid, line, &reply);
 	if (r)
 		return r;
 	if (json)
 		fputs(reply, stdout);
 	else
-		r = print_reply(reply, cols, 5);
+		r = print_reply(reply, cols, 4);
+	/* any call left alone, or an error for the whole request: 1 */
+	if (field(reply, "error", v, sizeof(v)) ||
+	    strstr(reply, "\"result\": -"))
+		r = 1;
 	free(reply);
 	return r;
 }
@@ -738,6 +789,8 @@ int main(int argc, char **argv)
 	    (!strcmp(args[3], "on") || !strcmp(args[3], "off") ||
 	     !strcmp(args[3], "inc") || !strcmp(args[3], "dec")))
 		return cmd_set(atoi(args[1]), args[2], args[3], json);
+	if (nargs == 4 && !strcmp(args[0], "call") && is_pid(args[1]))
+		return cmd_call(atoi(args[1]), args[2], args[3], json);
 	if (nargs == 1 && !strcmp(args[0], "ps"))
 		return cmd_ps(json);
 	if (nargs == 1 && !strcmp(args[0], "cpu"))

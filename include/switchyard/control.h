@@ -15,10 +15,16 @@
  * exists otherwise), the socket 0600. Every client is checked with
  * SO_PEERCRED: the same user, or root; others get one error line and are
  * closed. Requests are lines of at most 1024 bytes:
- *     list                       the keys: one JSON object
+ *     list                       the keys and the static calls: one JSON
+ *                                object
  *     set GLOB on|off|inc|dec    every key whose name matches GLOB
  *                                (fnmatch(3)), all in one patch batch
  *                                (one core sync); JSON: what changed
+ *     call GLOB TARGET           every static call whose name matches
+ *                                GLOB to its registered target TARGET
+ *                                (SWITCHYARD_STATIC_CALL_TARGET()): one
+ *                                static_call_update() each; JSON: what
+ *                                changed, and why a call was left alone
  * A malformed request gets a JSON error and the connection stays usable;
  * a line too long, a client silent for 10 s, or one that does not read
  * its replies is closed. At most 16 clients at once. The process never

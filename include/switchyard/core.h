@@ -11,6 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* For the record macros (SWITCHYARD_KEY_DESCRIPTION(), ...): a unique
+ * name, and a section the linker keeps under --gc-sections too, where the
+ * compiler can say so. Not API. */
+#define SY__KD_CAT2(a, b) a##b
+#define SY__KD_CAT(a, b) SY__KD_CAT2(a, b)
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define SY__KD_RETAIN __attribute__((retain))
+#endif
+#endif
+#ifndef SY__KD_RETAIN
+#define SY__KD_RETAIN
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -18,6 +18,7 @@ extern "C" {
 #endif
 
 struct static_key;
+struct static_call_key;
 
 struct switchyard_key_info {
 	const struct static_key *key;
@@ -47,8 +48,27 @@ struct switchyard_site_info {
 	unsigned line;		/* its line, or 0 */
 };
 
+/* A static call (appended to the API with live control). */
+struct switchyard_call_info {
+	const struct static_call_key *key;
+	const char *name;	/* as in DEFINE_STATIC_CALL() ("ns::hook") */
+	const char *object;	/* path of the object that defines its key */
+	/* the current target: the name a SWITCHYARD_STATIC_CALL_TARGET()
+	 * record gives it, else its symbol, "(none)" for NULL, or
+	 * "func@0x..." */
+	const char *target;
+	size_t sites;		/* patched call sites, in every object */
+	/* SWITCHYARD_STATIC_CALL_TARGET() records: ntargets names (as
+	 * written there, sorted) and their functions */
+	size_t ntargets;
+	const char *const *targets;
+	void (*const *target_funcs)(void);
+};
+
 typedef int (*switchyard_key_fn)(const struct switchyard_key_info *key,
 				 void *arg);
+typedef int (*switchyard_call_fn)(const struct switchyard_call_info *call,
+				  void *arg);
 typedef int (*switchyard_site_fn)(const struct switchyard_site_info *site,
 				  void *arg);
 
@@ -67,6 +87,18 @@ SWITCHYARD_API int switchyard_for_each_key(switchyard_key_fn fn, void *arg);
  */
 SWITCHYARD_API int switchyard_for_each_site(const struct static_key *key,
 					    switchyard_site_fn fn, void *arg);
+
+/*
+ * switchyard_for_each_static_call - call fn for every static call that has
+ * patched sites in a registered object or a SWITCHYARD_STATIC_CALL_TARGET()
+ * record in a loaded one, in key address order. A snapshot, as for keys:
+ * fn runs without the patch lock and may update calls; the strings and
+ * arrays live until fn returns. A nonzero return from fn stops the walk
+ * and is returned. Returns 0, -ENOMEM, or fn's value. Thread-safe; not
+ * async-signal-safe.
+ */
+SWITCHYARD_API int switchyard_for_each_static_call(switchyard_call_fn fn,
+						   void *arg);
 
 #ifdef __cplusplus
 }

@@ -619,6 +619,42 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 		 sy__static_call_load(&STATIC_CALL_KEY(name)))
 
 /*
+ * SWITCHYARD_STATIC_CALL_TARGET(name, func) - declare func (a function of
+ * the call's type; another type is a compile-time error) a registered
+ * target of static call name: `switchyard call PID name func` may then
+ * re-target it in a live process (<switchyard/control.h>), and listings
+ * name the target as written here. At file scope, in any object that sees
+ * the call's declaration; list the initial target too if the call should
+ * be able to go back to it. No code: a record of three pointers in the
+ * section sy_sc_targets, read only when something lists the calls.
+ */
+struct sy__sc_target {
+	struct static_call_key *key;
+	void (*func)(void);
+	const char *name;
+};
+#ifdef __cplusplus	/* a conversion error there anyway */
+#define SY__SC_TARGET_CHECK(name, func, n)                                     \
+	__attribute__((unused)) static __typeof__(&STATIC_CALL_TRAMP(name))   \
+		const SY__KD_CAT(sy__sc_target_chk_, n) = (func);
+#else
+#define SY__SC_TARGET_CHECK(name, func, n)                                     \
+	_Pragma("GCC diagnostic push")                                         \
+	_Pragma("GCC diagnostic error \"-Wincompatible-pointer-types\"")       \
+	__attribute__((unused)) static __typeof__(&STATIC_CALL_TRAMP(name))   \
+		const SY__KD_CAT(sy__sc_target_chk_, n) = (func);              \
+	_Pragma("GCC diagnostic pop")
+#endif
+#define SY__SC_TARGET(name, func, n)                                           \
+	SY__SC_TARGET_CHECK(name, func, n)                                     \
+	__attribute__((used, section("sy_sc_targets"), aligned(8)))           \
+	SY__KD_RETAIN static struct sy__sc_target                              \
+		SY__KD_CAT(sy__sc_target_, n) = {                              \
+			&STATIC_CALL_KEY(name), (void (*)(void))(func), #func }
+#define SWITCHYARD_STATIC_CALL_TARGET(name, func)                              \
+	SY__SC_TARGET(name, func, __COUNTER__)
+
+/*
  * static_call_update(name, func) - make func (NULL, or a function of the
  * call's type) the target of every later call; an expression: 0 or a
  * negative errno (see __static_call_update()). A function of another type

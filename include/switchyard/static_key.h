@@ -163,17 +163,6 @@ struct sy__key_desc {
 	const void *key;
 	const char *text;
 };
-#define SY__KD_CAT2(a, b) a##b
-#define SY__KD_CAT(a, b) SY__KD_CAT2(a, b)
-/* kept by the linker's --gc-sections too, where the compiler can say so */
-#if defined(__has_attribute)
-#if __has_attribute(retain)
-#define SY__KD_RETAIN __attribute__((retain))
-#endif
-#endif
-#ifndef SY__KD_RETAIN
-#define SY__KD_RETAIN
-#endif
 #define SWITCHYARD_KEY_DESCRIPTION(key, text)                                \
 	__attribute__((used, section("sy_key_desc"), aligned(16)))           \
 	SY__KD_RETAIN                                                        \

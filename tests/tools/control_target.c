@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * control_target.c - a process with three keys whose sites two threads
- * run all the time, serving its control socket (switchyard_control_start()
+ * control_target.c - a process with three keys and a static call whose
+ * sites two threads run all the time, serving its control socket (switchyard_control_start()
  * or SWITCHYARD_CONTROL=1) until its standard input closes; then it prints
  * how many passes took each key's path and exits (test_control.sh).
  */
@@ -18,6 +18,28 @@ SWITCHYARD_KEY_DESCRIPTION(net_rx, "trace received packets {\"rx\"}");
 DEFINE_STATIC_KEY_FALSE(net_tx);
 DEFINE_STATIC_KEY_TRUE(disk_io);
 
+/* codec: two registered targets; codec_secret is not one */
+static unsigned long codec_calls[3];	/* atomic */
+static __attribute__((noinline)) int codec_plain(int x)
+{
+	__atomic_add_fetch(&codec_calls[0], 1, __ATOMIC_RELAXED);
+	return x;
+}
+static __attribute__((noinline)) int codec_fast(int x)
+{
+	__atomic_add_fetch(&codec_calls[1], 1, __ATOMIC_RELAXED);
+	return x + 1;
+}
+__attribute__((noinline)) int codec_secret(int x);
+__attribute__((noinline)) int codec_secret(int x)
+{
+	__atomic_add_fetch(&codec_calls[2], 1, __ATOMIC_RELAXED);
+	return x + 2;
+}
+DEFINE_STATIC_CALL(codec, codec_plain);
+SWITCHYARD_STATIC_CALL_TARGET(codec, codec_plain);
+SWITCHYARD_STATIC_CALL_TARGET(codec, codec_fast);
+
 static int stop;	/* atomic: the workers poll it */
 static unsigned long hits[3];
 
@@ -33,6 +55,7 @@ static void *worker(void *arg)
 			h[1]++;
 		if (static_branch_likely(&disk_io))
 			h[2]++;
+		h[0] += (unsigned)static_call(codec)(0) > 2;	/* never */
 	}
 	for (int i = 0; i < 3; i++)
 		__atomic_add_fetch(&hits[i], h[i], __ATOMIC_RELAXED);
@@ -60,5 +83,7 @@ int main(int argc, char **argv)
 	printf("net_rx %d net_tx %d disk_io %d\n",
 	       static_key_enabled(&net_rx), static_key_enabled(&net_tx),
 	       static_key_enabled(&disk_io));
+	printf("codec_plain %d codec_fast %d codec_secret %d\n",
+	       codec_calls[0] > 0, codec_calls[1] > 0, codec_calls[2] > 0);
 	return 0;
 }

@@ -57,6 +57,27 @@ assert [(c["name"], c["enabled"], c["result"]) for c in d["changed"]] == [("disk
 import json,sys; k={k["name"]: (k["enabled"], k["count"]) for k in json.load(sys.stdin)["keys"]}
 assert k == {"net_rx": (True, 1), "net_tx": (True, 2), "disk_io": (False, 0)}, k' || no "$mode: states after set"
 	"$cli" set $pid net_tx dec >/dev/null || no "$mode: dec"
+
+	# static calls: listed with their target and registered targets;
+	# re-targeted by name while the workers call through it
+	grep -q '^codec  target=codec_plain  sites=[1-9][0-9]*  targets=\["codec_fast", "codec_plain"\]$' "$tmp/list" ||
+		no "$mode: list: static call: $(grep codec "$tmp/list")"
+	"$cli" call $pid codec codec_fast >"$tmp/call" || no "$mode: call codec codec_fast: $(cat "$tmp/call")"
+	grep -q "^codec  result=0  target=codec_fast" "$tmp/call" || no "$mode: call: $(cat "$tmp/call")"
+	"$cli" list $pid --json | python3 -c '
+import json,sys; c={c["name"]: c for c in json.load(sys.stdin)["calls"]}
+assert c["codec"]["target"] == "codec_fast" and c["codec"]["targets"] == ["codec_fast", "codec_plain"] and c["codec"]["sites"] >= 1, c' ||
+		no "$mode: list --json: calls"
+	# not a registered target: refused, named, the target kept
+	"$cli" call $pid codec codec_secret --json >"$tmp/call2"; st=$?
+	[ $st = 1 ] || no "$mode: call to an unregistered target: exit $st"
+	python3 -c '
+import json,sys; d=json.load(open(sys.argv[1]))["retargeted"]
+assert len(d) == 1 and d[0]["result"] == -2 and d[0]["target"] == "codec_fast" and "codec_secret" in d[0]["error"], d' "$tmp/call2" ||
+		no "$mode: call codec_secret: $(cat "$tmp/call2")"
+	"$cli" call $pid 'nocall*' codec_fast 2>"$tmp/err3"; st=$?
+	[ $st = 1 ] && grep -q "no static call matches nocall\*" "$tmp/err3" ||
+		no "$mode: call: unmatched pattern: $st $(cat "$tmp/err3")"
 	"$cli" set $pid 'nothing*' on 2>"$tmp/err2"; st=$?
 	[ $st = 1 ] && grep -q "no key matches" "$tmp/err2" || no "$mode: unmatched pattern: status $st $(cat "$tmp/err2")"
 
@@ -128,6 +149,7 @@ assert k["net_rx"] is True, k' || no "$mode: another uid changed a key"
 	exec 3>&-	# the target stops
 	wait $pid || no "$mode: target exit status"
 	grep -q "net_rx 1 net_tx 1 disk_io 0" "$tmp/out" || no "$mode: final states: $(cat "$tmp/out")"
+	grep -q "codec_plain 1 codec_fast 1 codec_secret 0" "$tmp/out" || no "$mode: codec calls: $(cat "$tmp/out")"
 	[ -e "$sock" ] && no "$mode: socket left behind"
 done
 [ $fail = 0 ] && echo "test_control: all checks passed"
