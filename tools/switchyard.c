@@ -207,7 +207,7 @@ static const char *obj_end(const char *p)
 }
 
 /* Print a reply's objects (one per "{\"name\"") as a table, or its error;
- * a description, when there is one, after the columns. */
+ * a description or an error, when there is one, after the columns. */
 static int print_reply(const char *reply, const char *const *cols, int ncols)
 {
 	char v[512];
@@ -234,7 +234,8 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 			else
 				printf("%s", v);
 		}
-		if (field(obj, "description", v, sizeof(v)))
+		if (field(obj, "description", v, sizeof(v)) ||
+		    field(obj, "error", v, sizeof(v)))
 			printf("  -- %s", v);
 		printf("\n");
 		p += n;
@@ -282,8 +283,7 @@ static int cmd_list_pid(int pid, bool json)
 
 static int cmd_call(int pid, const char *glob, const char *target, bool json)
 {
-	static const char *const cols[] = { "name", "result", "target",
-					    "error" };
+	static const char *const cols[] = { "name", "result", "target" };
 	char line[2100], *reply, v[256];
 	int r;
 
@@ -300,7 +300,7 @@ static int cmd_call(int pid, const char *glob, const char *target, bool json)
 	if (json)
 		fputs(reply, stdout);
 	else
-		r = print_reply(reply, cols, 4);
+		r = print_reply(reply, cols, 3);
 	/* any call left alone, or an error for the whole request: 1 */
 	if (field(reply, "error", v, sizeof(v)) ||
 	    strstr(reply, "\"result\": -"))
