@@ -22,7 +22,7 @@
 DEFINE_STATIC_KEY_ARRAY_FALSE(stress_kf, 8);
 DEFINE_STATIC_KEY_ARRAY_TRUE(stress_kt, 8);
 
-static struct static_key *stress_key(int k)
+__attribute__((unused)) static struct static_key *stress_key(int k)
 {
 	return k < 8 ? &stress_kf[k].key : &stress_kt[k - 8].key;
 }

@@ -29,10 +29,12 @@ struct libdyn_entry {
 	int target;
 	unsigned long key;
 };
+/* weak: with the fallback (no patched sites, another architecture) there
+ * is no table, and both are 0 */
 extern const struct libdyn_entry __start_sy_jump_entries[]
-	__attribute__((visibility("hidden")));
+	__attribute__((weak, visibility("hidden")));
 extern const struct libdyn_entry __stop_sy_jump_entries[]
-	__attribute__((visibility("hidden")));
+	__attribute__((weak, visibility("hidden")));
 
 /* The number of sites of key in this object, from its own table: the
  * compiler may make more than one of a function's site (clang inlines

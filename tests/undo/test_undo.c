@@ -28,7 +28,7 @@
 DECLARE_STATIC_KEY_FALSE(far_key);
 int far_site(void);
 
-__attribute__((noinline)) static int near_site(void)
+__attribute__((noinline, unused)) static int near_site(void)
 {
 	if (static_branch_unlikely(&far_key))
 		return 1;
