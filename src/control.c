@@ -591,6 +591,15 @@ void sy_keys_env_apply(const struct sy_obj *o)
 	pthread_once(&env_once, env_parse);
 	if (!env_n)
 		return;
+	if (sy_lock_held()) {
+		/* dlopen() between switchyard_patch_lock() and _unlock():
+		 * naming the keys calls the dynamic linker, which must not
+		 * happen with the patch lock held (internal.h) */
+		sy_log(SWITCHYARD_LOG_WARN, "SWITCHYARD_KEYS: not applied to "
+		       "the keys of %s: loaded with the patch lock held",
+		       o->name[0] ? o->name : "the program");
+		return;
+	}
 	if (switchyard_for_each_key(env_collect, &b) < 0 || b.failed)
 		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: out of memory "
 		       "reading the keys of %s: some may keep their default",
