@@ -59,7 +59,7 @@ static int ready;	/* see cpu_state() */
 /* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap. */
 static void read_mask(uint32_t *words)
 {
-	const char *env = getenv("SWITCHYARD_CPU_MASK");
+	const char *env = secure_getenv("SWITCHYARD_CPU_MASK");
 	char name[32];
 
 	while (env && *env) {

@@ -55,7 +55,7 @@ static struct switchyard_stats counters;
 static enum poke_method get_method(void)
 {
 	if (method < 0) {
-		const char *s = getenv("SWITCHYARD_PATCH_METHOD");
+		const char *s = secure_getenv("SWITCHYARD_PATCH_METHOD");
 
 		method = METHOD_AUTO;
 		if (s && !strcmp(s, "procmem"))

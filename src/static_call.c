@@ -124,7 +124,7 @@ static bool patching(void)
 
 	if (mode)
 		return mode > 0;
-	env = getenv("SWITCHYARD_STATIC_CALL");
+	env = secure_getenv("SWITCHYARD_STATIC_CALL");
 	if (env && !strcmp(env, "detour"))
 		why = "SWITCHYARD_STATIC_CALL=detour";
 	else if (!&__rseq_size || !&__rseq_offset || __rseq_size < 20)

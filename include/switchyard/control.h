@@ -72,8 +72,8 @@ SWITCHYARD_API int switchyard_control_stop(void);
 
 /*
  * switchyard_control_path - the socket path of process pid (0: this one)
- * into buf. 0, -ENAMETOOLONG. Thread-safe; async-signal-safe except for
- * reading the environment.
+ * into buf. 0, -ENAMETOOLONG. Thread-safe; not async-signal-safe (it
+ * formats with snprintf(3)).
  */
 SWITCHYARD_API int switchyard_control_path(int pid, char *buf, size_t size);
 
