@@ -351,10 +351,18 @@ static int write_paths(uintptr_t addr, const uint8_t *buf, size_t len,
 		 * executable at once, which the application forbade. */
 		if (!strict_reported) {
 			strict_reported = 1;
-			sy_log(SWITCHYARD_LOG_ERROR,
-			       "/proc/self/mem refused the write (%s) and the "
-			       "strict policy forbids a writable+executable "
-			       "window", strerror(-r));
+			if (m == METHOD_MPROTECT)
+				sy_log(SWITCHYARD_LOG_ERROR,
+				       "SWITCHYARD_PATCH_METHOD=mprotect asks "
+				       "for a writable+executable window, which "
+				       "the strict policy forbids: nothing "
+				       "written");
+			else
+				sy_log(SWITCHYARD_LOG_ERROR,
+				       "/proc/self/mem refused the write (%s) "
+				       "and the strict policy forbids a "
+				       "writable+executable window",
+				       strerror(-r));
 		}
 		return r;
 	}

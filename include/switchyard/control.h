@@ -66,7 +66,7 @@ SWITCHYARD_API int switchyard_control_start(void);
 /*
  * switchyard_control_stop - stop serving: the thread is joined, the socket
  * closed and removed. 0, or -ESRCH when not serving. Thread-safe; not
- * async-signal-safe; not from a key-change callback.
+ * async-signal-safe; not from the log callback (switchyard_set_log()).
  */
 SWITCHYARD_API int switchyard_control_stop(void);
 
