@@ -422,7 +422,8 @@ static int snapshot_keys(struct key_snap *s)
 	if (s->err)
 		return s->err;
 	/* merge the runs of the same key from different tables */
-	qsort(s->v, s->n, sizeof(*s->v), cmp_key_row);
+	if (s->n)	/* qsort(NULL, 0): undefined */
+		qsort(s->v, s->n, sizeof(*s->v), cmp_key_row);
 	for (size_t i = 0; i < s->n; i++) {
 		if (w && s->v[w - 1].key == s->v[i].key)
 			s->v[w - 1].sites += s->v[i].sites;
@@ -559,7 +560,8 @@ static void describe_keys(struct key_snap *s)
 	struct desc_set d = { NULL, 0, 0 };
 
 	sy_records_walk("sy_key_desc", sizeof(struct sy__key_desc), desc_rec, &d);
-	qsort(d.v, d.n, sizeof(*d.v), cmp_desc);
+	if (d.n)	/* qsort(NULL, 0): undefined (UBSan) */
+		qsort(d.v, d.n, sizeof(*d.v), cmp_desc);
 	for (size_t i = 0; i < s->n; i++) {
 		struct desc q = { s->v[i].key, NULL };
 		struct desc *hit = d.n ? bsearch(&q, d.v, d.n, sizeof(*d.v),

@@ -165,7 +165,8 @@ static int merge_and_name(struct call_snap *s)
 {
 	size_t w = 0, i = 0;
 
-	qsort(s->v, s->n, sizeof(*s->v), cmp_row);
+	if (s->n)	/* qsort(NULL, 0): undefined (UBSan) */
+		qsort(s->v, s->n, sizeof(*s->v), cmp_row);
 	for (size_t j = 0; j < s->n; j++) {
 		if (w && s->v[w - 1].key == s->v[j].key)
 			s->v[w - 1].sites += s->v[j].sites;
@@ -174,7 +175,8 @@ static int merge_and_name(struct call_snap *s)
 	}
 	s->n = w;
 	/* each key's records; a key with records and no site gets a row */
-	qsort(s->tgts.v, s->tgts.n, sizeof(*s->tgts.v), cmp_tgt);
+	if (s->tgts.n)
+		qsort(s->tgts.v, s->tgts.n, sizeof(*s->tgts.v), cmp_tgt);
 	while (i < s->tgts.n) {
 		const struct static_call_key *key = s->tgts.v[i].key;
 		struct call_row q = { .key = key }, *r;
