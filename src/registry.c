@@ -462,6 +462,11 @@ static bool multi_iter_next(void *ctx, struct sy_poke_desc *d)
 			return true;
 		if (++m->cur == m->n)
 			break;
+#if defined(SY__KEYS_BATCH_BROKEN) && SY__KEYS_BATCH_BROKEN == 1
+		/* negative control of tests/test_keys_batch.c (a test-only
+		 * build): the walk ends after the first key's sites */
+		break;
+#endif
 		m->k = (struct key_iter){ m->keys[m->cur], m->en[m->cur],
 					  tables, 0, 0 };
 		key_iter_enter(&m->k);
@@ -477,6 +482,11 @@ int sy_jump_label_update_n(struct static_key *const *keys, const bool *en,
 
 	if (!n)
 		return 0;
+#if defined(SY__KEYS_BATCH_BROKEN) && SY__KEYS_BATCH_BROKEN == 3
+	/* negative control of tests/test_keys_batch.c (a test-only build):
+	 * always the one-batch-per-key fallback */
+	return -EAGAIN;
+#endif
 	if (reg.stale_objects)
 		return -EAGAIN;
 	return sy_poke_apply(&src);
