@@ -45,6 +45,8 @@ struct report {
 
 static struct report queue[REPORT_CAP];	/* patch lock held */
 static size_t queued, dropped;		/* patch lock held */
+/* the most severe level among the dropped ones (ERROR is 0): patch lock */
+static enum switchyard_log_level dropped_level = SWITCHYARD_LOG_INFO;
 static int pending;	/* atomic: a cheap "anything queued?" for sy_leave() */
 /* This thread queued a report: its flush waits for the lock (its call's
  * messages are out before the call returns); any other thread's flush
@@ -96,9 +98,11 @@ void sy_report(enum switchyard_log_level level, const struct static_key *key,
 		emit(&rp);
 		return;
 	}
-	if (queued == REPORT_CAP)
+	if (queued == REPORT_CAP) {
 		dropped++;
-	else
+		if (level < dropped_level)
+			dropped_level = level;
+	} else
 		queue[queued++] = rp;
 	queued_here = true;
 	__atomic_store_n(&pending, 1, __ATOMIC_RELAXED);
@@ -111,6 +115,7 @@ void sy_report(enum switchyard_log_level level, const struct static_key *key,
 void sy_report_flush(void)
 {
 	struct report rp;
+	enum switchyard_log_level drop_level = SWITCHYARD_LOG_INFO;
 	size_t drop = 0;
 
 	/* Relaxed: a report queued by another thread is that thread's to
@@ -130,7 +135,9 @@ void sy_report_flush(void)
 			have = true;
 		} else {
 			drop = dropped;
+			drop_level = dropped_level;
 			dropped = 0;
+			dropped_level = SWITCHYARD_LOG_INFO;
 			queued_here = false;
 			__atomic_store_n(&pending, 0, __ATOMIC_RELAXED);
 		}
@@ -139,7 +146,11 @@ void sy_report_flush(void)
 			break;
 		emit(&rp);
 	}
+	/* at the level of the most severe one dropped: a burst of warnings
+	 * is not an error */
 	if (drop)
-		sy_log(SWITCHYARD_LOG_ERROR, "%zu more messages were dropped",
-		       drop);
+		sy_log(drop_level, "%zu more messages were dropped (the most "
+		       "severe: %s)", drop, drop_level == SWITCHYARD_LOG_ERROR ?
+		       "an error" : drop_level == SWITCHYARD_LOG_WARN ?
+		       "a warning" : "information");
 }
