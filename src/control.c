@@ -14,6 +14,7 @@
  * transitions as static_key_enable() and the rest, every site in one poke
  * batch, one core sync (sy_keys_change()).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -237,22 +238,84 @@ static int set_collect(const struct switchyard_key_info *k, void *arg)
 	return 0;
 }
 
+/*
+ * A key (or a function) found in a snapshot is used after the snapshot's
+ * lock was released: the object that defines it may have been unloaded
+ * since (a plugin dlclose()d by another thread), and writing to its key
+ * would write into whatever is mapped there now. Hold the object that maps
+ * addr now (dlopen(RTLD_NOLOAD) takes a reference) until the request is
+ * done: 0, *h to unpin() (NULL for the program, which is never unloaded),
+ * or -ENOENT when nothing maps it any more. An object unloaded between the
+ * lookup and dlopen() and another mapped there: the same file (a reload at
+ * the same address) holds the same variable there; another file, refused.
+ */
+static int pin(const void *addr, void **h)
+{
+	static struct sy_obj o, again;	/* control thread only (4 KiB each) */
+
+	*h = NULL;
+	sy_obj_lookup((uintptr_t)addr, &o);
+	if (!o.found)
+		return -ENOENT;
+	if (!o.name[0])
+		return 0;
+	*h = dlopen(o.name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!*h)
+		return -ENOENT;
+	sy_obj_lookup((uintptr_t)addr, &again);
+	if (!again.found || strcmp(again.name, o.name)) {
+		dlclose(*h);
+		*h = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void unpin(void *h)
+{
+	if (h)
+		dlclose(h);
+}
+
 static void set_keys(const char *glob, int op, struct out *o)
 {
 	struct set_req q = { glob, NULL, NULL, 0, 0, false };
-	int *ops = NULL, *res = NULL, r = 0;
+	int *ops = NULL, *res = NULL, *cnt = NULL, r = 0;
+	struct static_key **live = NULL;
+	void **pins = NULL;
+	size_t m = 0;
 
 	switchyard_for_each_key(set_collect, &q);
 	if (!q.failed && q.n) {
 		ops = malloc(q.n * sizeof(*ops));
 		res = malloc(q.n * sizeof(*res));
-		if (ops && res) {
-			for (size_t i = 0; i < q.n; i++)
-				ops[i] = op;
-			r = sy_keys_change(q.keys, ops, res, q.n);
-		}
+		cnt = malloc(q.n * sizeof(*cnt));
+		live = malloc(q.n * sizeof(*live));
+		pins = calloc(q.n, sizeof(*pins));
 	}
-	if (q.failed || (q.n && (!ops || !res || r == -ENOMEM))) {
+	if (ops && res && cnt && live && pins) {
+		for (size_t i = 0; i < q.n; i++) {
+			res[i] = pin(q.keys[i], &pins[i]);
+			if (!res[i])
+				live[m++] = q.keys[i];
+		}
+		for (size_t i = 0; i < m; i++)
+			ops[i] = op;
+		/* the live keys in one batch; results land in cnt for now */
+		r = m ? sy_keys_change(live, ops, cnt, m) : 0;
+		for (size_t i = 0, j = 0; i < q.n; i++) {
+			if (res[i])
+				continue;	/* -ENOENT: unloaded */
+			res[i] = cnt[j++];
+		}
+		/* one read of each count: enabled and count agree */
+		for (size_t i = 0; i < q.n; i++)
+			cnt[i] = res[i] == -ENOENT ? 0 : static_key_count(q.keys[i]);
+		for (size_t i = 0; i < q.n; i++)
+			unpin(pins[i]);
+	}
+	if (q.failed || (q.n && (!ops || !res || !cnt || !live || !pins ||
+				 r == -ENOMEM))) {
 		o->failed = true;
 	} else if (!q.n) {
 		put(o, "{\"error\": ");
@@ -264,9 +327,11 @@ static void set_keys(const char *glob, int op, struct out *o)
 			put(o, "%s{\"name\": ", i ? ", " : "");
 			put_str(o, q.names[i]);
 			put(o, ", \"result\": %d, \"enabled\": %s, "
-			    "\"count\": %d}", res[i],
-			    static_key_enabled(q.keys[i]) ? "true" : "false",
-			    static_key_count(q.keys[i]));
+			    "\"count\": %d", res[i], cnt[i] > 0 ? "true" : "false",
+			    cnt[i]);
+			if (res[i] == -ENOENT)
+				put(o, ", \"error\": \"its object was unloaded\"");
+			put(o, "}");
 		}
 		put(o, "]}\n");
 	}
@@ -276,6 +341,9 @@ static void set_keys(const char *glob, int op, struct out *o)
 	free(q.keys);
 	free(ops);
 	free(res);
+	free(cnt);
+	free(live);
+	free(pins);
 }
 
 static int list_call(const struct switchyard_call_info *c, void *arg)
@@ -324,9 +392,19 @@ static int call_one(const struct switchyard_call_info *c, void *arg)
 			func = c->target_funcs[i];
 			found = true;
 		}
-	if (found)
-		r = __static_call_update((struct static_call_key *)c->key,
-					 func);
+	if (found) {
+		void *pk = NULL, *pf = NULL;
+
+		/* the call's key and the target's code, held meanwhile */
+		r = pin(c->key, &pk);
+		if (!r && func)
+			r = pin((const void *)func, &pf);
+		if (!r)
+			r = __static_call_update((struct static_call_key *)c->key,
+						 func);
+		unpin(pf);
+		unpin(pk);
+	}
 	put(q->o, "%s{\"name\": ", q->matched++ ? ", " : "");
 	put_str(q->o, c->name);
 	put(q->o, ", \"result\": %d, \"target\": ", r);
