@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,6 +182,47 @@ static void put_strf(struct out *o, const char *fmt, ...)
 	free(msg);
 }
 
+/*
+ * A site's bytes, read without trusting that its object is still mapped
+ * (the snapshot was taken under the patch lock, this runs after it):
+ * process_vm_readv() on this very process fails with EFAULT where a load
+ * would fault. 0 bytes when unmapped.
+ */
+static size_t read_code(const void *addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+static int list_site(const struct switchyard_site_info *st, void *arg)
+{
+	struct out *o = arg;
+	uint8_t b[8];
+	size_t n = read_code(st->addr, b, st->length > 0 && st->length <= 8 ?
+			     (size_t)st->length : 0);
+
+	put(o, "%s{\"address\": \"%p\", \"function\": ",
+	    o->p[o->len - 1] == '[' ? "" : ", ", st->addr);
+	if (st->function)
+		put_str(o, st->function);
+	else
+		put(o, "null");
+	put(o, ", \"offset\": %zu, \"file\": ", st->offset);
+	if (st->file)
+		put_str(o, st->file);
+	else
+		put(o, "null");
+	put(o, ", \"line\": %u, \"length\": %d, \"jumps\": %s, "
+	    "\"likely\": %s, \"bytes\": \"", st->line, st->length,
+	    st->jumps ? "true" : "false", st->likely ? "true" : "false");
+	for (size_t i = 0; i < n; i++)
+		put(o, "%s%02x", i ? " " : "", b[i]);
+	put(o, "\"}");
+	return 0;
+}
+
 static int list_one(const struct switchyard_key_info *k, void *arg)
 {
 	struct out *o = arg;
@@ -191,11 +233,15 @@ static int list_one(const struct switchyard_key_info *k, void *arg)
 	put_str(o, k->object ? k->object : "");
 	put(o, ", \"enabled\": %s, \"count\": %d, \"sites\": %zu",
 	    k->enabled ? "true" : "false", k->count, k->sites);
-	if (k->description) {	/* last: clients may read fields in order */
+	if (k->description) {
 		put(o, ", \"description\": ");
 		put_str(o, k->description);
 	}
-	put(o, "}");
+	/* last: its objects nest in this one */
+	put(o, ", \"site_list\": [");
+	if (switchyard_for_each_site(k->key, list_site, o) == -ENOMEM)
+		o->failed = true;
+	put(o, "]}");
 	return 0;
 }
 

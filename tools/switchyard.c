@@ -195,15 +195,81 @@ static const char *field(const char *obj, const char *key, char *val,
  * may hold one); NULL if it does not end. */
 static const char *obj_end(const char *p)
 {
+	int depth = 0;
+
 	for (bool str = false; *p; p++) {
 		if (str && *p == '\\' && p[1])
 			p++;
 		else if (*p == '"')
 			str = !str;
-		else if (!str && *p == '}')
+		else if (!str && *p == '{')
+			depth++;
+		else if (!str && *p == '}' && --depth <= 0)
 			return p;
 	}
 	return NULL;
+}
+
+/* The sites of a key object of `list PID` ("site_list"), as `list FILE`
+ * prints them: address, function+offset, file:line, bytes, disassembly. */
+static void print_sites(const char *obj)
+{
+	static csh cs;
+	static bool cs_tried;
+	const char *p = strstr(obj, "\"site_list\": [");
+	char v[512];
+
+	if (!p)
+		return;
+	if (!cs_tried) {
+		cs_tried = true;
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+			cs = 0;
+	}
+	while ((p = strstr(p, "{\"address\": "))) {
+		const char *end = obj_end(p);
+		char *site = strndup(p, end ? (size_t)(end - p) + 1 : strlen(p));
+		char fn[1100] = "?", where[1100] = "", bytes[40] = "", dis[200];
+		unsigned long long addr = 0;
+		uint8_t b[8];
+		size_t nb = 0;
+		cs_insn *insn;
+
+		if (!site)
+			return;
+		if (field(site, "address", v, sizeof(v)))
+			addr = strtoull(v, NULL, 16);
+		if (field(site, "function", v, sizeof(v)) && strcmp(v, "null"))
+			snprintf(fn, sizeof(fn), "%s+%#llx", v,
+				 field(site, "offset", where, sizeof(where)) ?
+				 strtoull(where, NULL, 10) : 0ull);
+		where[0] = 0;
+		if (field(site, "file", v, sizeof(v)) && strcmp(v, "null"))
+			snprintf(where, sizeof(where), "%s:%s", v,
+				 field(site, "line", dis, sizeof(dis)) ? dis : "?");
+		if (field(site, "bytes", bytes, sizeof(bytes)))
+			for (char *q = bytes; nb < sizeof(b) && *q; ) {
+				char *e;
+				unsigned long x = strtoul(q, &e, 16);
+
+				if (e == q)
+					break;
+				b[nb++] = (uint8_t)x;
+				q = e;
+			}
+		snprintf(dis, sizeof(dis), "(not mapped)");
+		if (cs && nb && cs_disasm(cs, b, nb, addr, 1, &insn) == 1) {
+			snprintf(dis, sizeof(dis), "%.31s %.159s",
+				 insn[0].mnemonic, insn[0].op_str);
+			cs_free(insn, 1);
+		}
+		printf("    %#llx  %-24s %s  %-14s %-24s %s\n", addr, fn, where,
+		       bytes, dis,
+		       field(site, "likely", v, sizeof(v)) && !strcmp(v, "true") ?
+		       "likely" : "unlikely");
+		free(site);
+		p = end ? end : p + strlen(p);
+	}
 }
 
 /* Print a reply's objects (one per "{\"name\"") as a table, or its error;
@@ -219,13 +285,11 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 	}
 	while ((p = strstr(p, "{\"name\": "))) {
 		const char *end = obj_end(p);
-		char obj[2048];
-		size_t n = end ? (size_t)(end - p) : strlen(p);
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		char *obj = strndup(p, n);
 
-		if (n >= sizeof(obj))
-			n = sizeof(obj) - 1;
-		memcpy(obj, p, n);
-		obj[n] = 0;
+		if (!obj)
+			return 1;
 		for (int c = 0; c < ncols; c++) {
 			if (!field(obj, cols[c], v, sizeof(v)))
 				snprintf(v, sizeof(v), "-");
@@ -238,6 +302,8 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 		    field(obj, "error", v, sizeof(v)))
 			printf("  -- %s", v);
 		printf("\n");
+		print_sites(obj);
+		free(obj);
 		p += n;
 	}
 	return 0;

@@ -40,6 +40,15 @@ for mode in api env; do
 import json,sys; k={k["name"]: k.get("description") for k in json.load(sys.stdin)["keys"]}
 assert k["net_rx"] == "trace received packets {\"rx\"}" and k["net_tx"] is None, k' || no "$mode: list --json: descriptions"
 	grep -q "^disk_io  enabled=true  count=1" "$tmp/list" || no "$mode: list disk_io"
+	# the sites, as the process runs them: net_rx off (TEST), disk_io on
+	# (a likely site: falls through, TEST too)
+	grep -A1 "^net_rx " "$tmp/list" | grep -q "^    0x[0-9a-f]*  worker+0x[0-9a-f]* .*  a[89] .*test .*unlikely$" ||
+		no "$mode: list: net_rx's site: $(grep -A1 "^net_rx " "$tmp/list")"
+	"$cli" list $pid --json | python3 -c '
+import json,sys; k={k["name"]: k for k in json.load(sys.stdin)["keys"]}
+s = k["disk_io"]["site_list"]
+assert len(s) == k["disk_io"]["sites"] == 1 and s[0]["function"] == "worker" and s[0]["likely"] and not s[0]["jumps"] and s[0]["length"] in (2, 5) and len(s[0]["bytes"].split()) == s[0]["length"], s' ||
+		no "$mode: list --json: site_list"
 
 	# one pattern, two keys, one batch: one core sync; then the JSON
 	# says what it did
