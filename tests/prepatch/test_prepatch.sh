@@ -82,7 +82,7 @@ cp "$tmp/bad" "$tmp/bad.before"
 [ $? = 1 ] || no "a foreign site: exit status"
 grep -q "holds neither the jump the compiler emitted nor its TEST form: nothing written" "$tmp/bad.out" ||
 	{ no "a foreign site: message"; cat "$tmp/bad.out"; }
-grep -q "site f[0-9]+0x0 (0x" "$tmp/bad.out" || no "the message names the function"
+grep -Eq "site f[0-9]\+0x[0-9a-f]+ \(0x[0-9a-f]+\) of key k[ft][01]" "$tmp/bad.out" || no "the message names the function"
 cmp -s "$tmp/bad" "$tmp/bad.before" || no "a refused file was changed"
 ls "$tmp"/bad.* | grep -qv 'bad\.\(before\|out\)$' && no "a temporary file was left"
 
