@@ -530,7 +530,8 @@ static void handle(const char *line, struct out *o)
 
 /* ---- SWITCHYARD_KEYS ---------------------------------------------------- */
 /*
- * SWITCHYARD_KEYS="GLOB=on|off,..." sets keys at start-up. Each key is
+ * SWITCHYARD_KEYS="GLOB=on|off,..." sets keys at start-up (also "+GLOB"
+ * and "-GLOB", the convention of backtrace-labs' dynamic_flag). Each key is
  * decided once, when the first object with sites of it registers (before
  * that object's constructors run, and before main() for the objects loaded
  * with the program), by the LAST item whose glob matches its name (as
@@ -587,11 +588,19 @@ static void env_parse(void)
 		if (end)
 			*end = '\0';
 		eq = strrchr(item, '=');
+		if ((item[0] == '+' || item[0] == '-') && item[1] && !eq) {
+			/* dynamic_flag's convention: +pattern, -pattern */
+			v[i].glob = item + 1;
+			v[i].on = item[0] == '+';
+			item = end + 1;
+			continue;
+		}
 		if (!eq || eq == item ||
 		    (strcmp(eq + 1, "on") && strcmp(eq + 1, "off"))) {
 			sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: item %zu "
-			       "(\"%.64s\") is not NAME=on or NAME=off: no key "
-			       "set from the variable", i + 1, item);
+			       "(\"%.64s\") is not NAME=on or NAME=off (or "
+			       "+NAME, -NAME): no key set from the variable",
+			       i + 1, item);
 			goto bad;
 		}
 		*eq = '\0';

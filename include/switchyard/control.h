@@ -31,6 +31,7 @@
  * blocks on a client: every socket is non-blocking.
  *
  * Start-up states, without a socket: SWITCHYARD_KEYS="GLOB=on|off,..."
+ * (or "+GLOB,-GLOB,...", dynamic_flag's convention)
  * (read with secure_getenv() on the first registration). Each key is
  * decided once, when the first object with its sites registers: before
  * that object's constructors run (before main() for the objects loaded

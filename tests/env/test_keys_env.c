@@ -10,7 +10,8 @@
  *   - the program's keys are set before main(), a library's before its
  *     own constructor runs, a dlopen()ed plugin's before dlopen()
  *     returns, and again when it is loaded a second time;
- *   - the LAST matching item wins (env_*=on,env_b_2=off);
+ *   - the LAST matching item wins (env_*=on,env_b_2=off); +GLOB and
+ *     -GLOB mean GLOB=on and GLOB=off;
  *   - an item that matches nothing is reported once, by its glob; one
  *     that matches a key is not;
  *   - a malformed value is reported and sets nothing at all;
@@ -165,6 +166,13 @@ int main(int argc, char **argv)
 	/* the plugin's key, decided at each of its two loads */
 	CHECK(count(err, "SWITCHYARD_KEYS: envplug_fast off") == 2);
 
+	/* 2b. the +GLOB / -GLOB convention, mixed with the other */
+	run(argv[0], argv[1], "+env_*,-env_b_1,envlib_trace=on", out,
+	    sizeof(out), err, sizeof(err));
+	/* env_a on (1), env_b_1 off, env_b_2 on (4) */
+	CHECK_STR(out, "main=5 lib=1 libctor=1 plug1=1 plug2=1\n");
+	CHECK(count(err, "matches no key") == 0);
+
 	/* 3. a malformed item: reported, nothing set (env_a stays off) */
 	run(argv[0], argv[1], "env_a=on,env_b_1=maybe", out, sizeof(out),
 	    err, sizeof(err));
@@ -174,7 +182,7 @@ int main(int argc, char **argv)
 
 	/* 4. more malformed values, each refused as a whole */
 	static const char *const bad[] = { "=on", "env_a", "env_a=on,",
-					   ",env_a=on", "env_a=ON" };
+					   ",env_a=on", "env_a=ON", "+", "-" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run(argv[0], argv[1], bad[i], out, sizeof(out), err,
 		    sizeof(err));
