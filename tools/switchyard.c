@@ -77,6 +77,8 @@ static int usage(FILE *f, int rc)
 		   "       switchyard ps [--json]\n"
 		   "       switchyard prepatch FILE [-o OUT] [--json]\n"
 		   "       switchyard cpu [--json]\n"
+		   "       switchyard bench [--quick] [--json FILE] [--md FILE] "
+		   "[EXPERIMENT...]\n"
 		   "       switchyard --help\n");
 	return rc;
 }
@@ -824,12 +826,53 @@ static int cmd_cpu(bool json)
 	return 0;
 }
 
+/*
+ * `switchyard bench [--quick] [--json FILE] [--md FILE] [EXPERIMENT...]`:
+ * the suite's harness (bench/sybench.py, python3) with the benchmark
+ * programs of the build tree this tool belongs to (they are not
+ * installed).
+ */
+static int cmd_bench(int argc, char **argv)
+{
+	char self[4096], dir[4200], script[4300];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char **args;
+
+	if (n <= 0)
+		return 1;
+	self[n] = 0;
+	*strrchr(self, '/') = 0;
+	snprintf(dir, sizeof(dir), "%s/../bench", self);
+	snprintf(script, sizeof(script), "%s/sybench.py", dir);
+	if (access(script, R_OK)) {
+		fprintf(stderr, "switchyard bench: runs from a build tree (%s "
+			"not found: the benchmark programs are not installed)\n",
+			script);
+		return 1;
+	}
+	args = calloc((size_t)argc + 5, sizeof(*args));
+	if (!args)
+		return 1;
+	args[0] = "python3";
+	args[1] = script;
+	args[2] = "--bindir";
+	args[3] = dir;
+	for (int i = 2; i < argc; i++)
+		args[i + 2] = argv[i];
+	execvp("python3", args);
+	fprintf(stderr, "switchyard bench: python3: %s\n", strerror(errno));
+	free(args);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	bool json = false;
 	const char *args[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
 	int nargs = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return cmd_bench(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""sybench.py - the benchmark suite's harness (issue [9/10]); run as
+`switchyard bench [--quick] [--json FILE] [--md FILE] [EXPERIMENT...]`
+(tools/switchyard.c execs it from a build tree) or directly:
+
+    python3 bench/sybench.py --bindir build/bench [--quick] [E2 ...]
+
+Each experiment runs a benchmark program of bench/ that interleaves its
+variants round by round (A B C ... A B C ...: slow drifts of the machine
+hit every variant alike) after a warm-up, and writes every raw sample.
+The harness turns the samples into rows (median, distribution-free 95%
+confidence interval, n, outliers counted by Tukey's 1.5 IQR fences and
+kept), comparisons against the experiment's baseline (ratio of medians,
+two-sided Mann-Whitney U p-value, "~" when p >= 0.05), and an A/A row:
+the baseline's odd rounds against its even rounds, interleaved in time
+like the rest, as the noise floor a difference has to clear.
+
+Lanes: "clock" (CLOCK_MONOTONIC in the program); "perf" (hardware
+counters through perf_event_open, where the machine has them: these KVM
+guests do not, and the machine record says so) and "callgrind"
+(valgrind's instruction counts, deterministic) are the format's other
+values.
+
+Output: the JSON document below (--json FILE, default
+bench-results.json) and a Markdown report (--md FILE, default
+bench-report.md), with the machine in both:
+
+    {"format": "switchyard-bench/1",
+     "machine": {"cpu", "flags", "cores", "kernel", "libc", "compiler",
+                 "governor", "turbo", "perf_counters"},
+     "command": "...",
+     "experiments": [{"id", "title", "seed", "lane_note",
+        "rows": [{"name", "unit", "median", "ci_low", "ci_high", "n",
+                  "outliers", "lane"}],
+        "comparisons": [{"a", "b", "ratio", "p_value", "verdict"}],
+        "aa": {"ratio", "p_value"},
+        "verdict": "..."}]}
+
+Built so far: E2 in the clock lane. Not yet (see the issue's note): the
+callgrind lane (bench/run_static_calls.sh has the per-loop counts), E1,
+E3-E5, the peers beyond those E2 measures, plots.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FORMAT = "switchyard-bench/1"
+
+
+# ---- statistics ------------------------------------------------------------
+
+def median(x):
+    x = sorted(x)
+    n = len(x)
+    return (x[(n - 1) // 2] + x[n // 2]) / 2
+
+
+def median_ci(x):
+    """95% CI of the median from order statistics (binomial(n, 1/2),
+    normal approximation), as bench/stats.h computes it."""
+    x = sorted(x)
+    n = len(x)
+    lo = max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))
+    hi = min(n - 1, math.ceil(n / 2 + 1 + 0.98 * math.sqrt(n)) - 1)
+    return x[lo], x[hi]
+
+
+def outliers(x):
+    """Samples beyond Tukey's fences (1.5 IQR): counted, not dropped."""
+    x = sorted(x)
+    n = len(x)
+    if n < 4:
+        return 0
+    q1, q3 = x[n // 4], x[(3 * n) // 4]
+    lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    return sum(1 for v in x if v < lo or v > hi)
+
+
+def mann_whitney_p(a, b):
+    """Two-sided Mann-Whitney U p-value (normal approximation with the
+    tie correction; fine from ~8 samples a side)."""
+    n1, n2 = len(a), len(b)
+    if not n1 or not n2:
+        return 1.0
+    allv = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    ranks, ties, i = {0: 0.0, 1: 0.0}, 0.0, 0
+    while i < len(allv):
+        j = i
+        while j + 1 < len(allv) and allv[j + 1][0] == allv[i][0]:
+            j += 1
+        r = (i + j) / 2 + 1
+        t = j - i + 1
+        ties += t ** 3 - t
+        for k in range(i, j + 1):
+            ranks[allv[k][1]] += r
+        i = j + 1
+    u = ranks[0] - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    sd = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    if sd == 0:
+        return 1.0
+    z = (u - n1 * n2 / 2) / sd
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def row(name, unit, samples, lane):
+    lo, hi = median_ci(samples)
+    return {"name": name, "unit": unit, "median": median(samples),
+            "ci_low": lo, "ci_high": hi, "n": len(samples),
+            "outliers": outliers(samples), "lane": lane}
+
+
+def compare(a_name, a, b_name, b):
+    p = mann_whitney_p(a, b)
+    r = median(a) / median(b)
+    return {"a": a_name, "b": b_name, "ratio": r, "p_value": p,
+            "verdict": "~" if p >= 0.05 else ("<" if r < 1 else ">")}
+
+
+# ---- the machine -----------------------------------------------------------
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def run(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def perf_counters():
+    """Whether perf_event_open gives hardware counters here."""
+    if not shutil.which("perf"):
+        return "no perf tool"
+    out = run(["perf", "stat", "-x,", "-e", "cycles,instructions", "true"])
+    out += run(["sh", "-c", "perf stat -x, -e cycles true 2>&1 >/dev/null"])
+    if "not supported" in out or "<not" in out or not re.search(r"^\d+,", out, re.M):
+        return "not available (cycles not supported: a VM without a PMU)"
+    return "available"
+
+
+def machine(bindir):
+    cpu = flags = None
+    cores = 0
+    for line in (read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith("model name") and cpu is None:
+            cpu = line.split(":", 1)[1].strip()
+        if line.startswith("flags") and flags is None:
+            flags = line.split(":", 1)[1].split()
+        if line.startswith("processor"):
+            cores += 1
+    fam = re.search(r"cpu family\s*:\s*(\d+)", read("/proc/cpuinfo") or "")
+    mod = re.search(r"^model\s*:\s*(\d+)", read("/proc/cpuinfo") or "", re.M)
+    cache = os.path.join(bindir, "..", "CMakeCache.txt")
+    cc, cflags = None, None
+    for line in (read(cache) or "").splitlines():
+        if line.startswith("CMAKE_C_COMPILER:"):
+            cc = line.split("=", 1)[1]
+        if line.startswith("CMAKE_C_FLAGS_RELEASE:") or \
+           (line.startswith("CMAKE_BUILD_TYPE:") and cflags is None):
+            cflags = line.split("=", 1)[1]
+    return {
+        "cpu": f"{cpu} (family {fam.group(1) if fam else '?'}, "
+               f"model {mod.group(1) if mod else '?'})",
+        "flags": flags or [],
+        "cores": cores,
+        "kernel": platform.release(),
+        "libc": " ".join(platform.libc_ver()),
+        "compiler": (run([cc or "cc", "--version"]).splitlines() or ["?"])[0],
+        "build": cflags,
+        "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+                    or "not readable (no cpufreq: a VM)",
+        "turbo": read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+                 or "not readable",
+        "perf_counters": perf_counters(),
+    }
+
+
+# ---- experiments -----------------------------------------------------------
+
+def e2(bindir, quick, tmp):
+    """Seed 002's question at the call level: a direct call, a static
+    call, and what users call through instead (a function pointer, a PLT
+    call, a GNU ifunc, target_clones), in a chain x = f(x) (each call
+    depends on the last). bench_sc_call interleaves them round by round."""
+    out = os.path.join(tmp, "e2.json")
+    rounds = "31" if quick else "201"
+    subprocess.run([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
+                    "--json", out], check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
+    base = next(r for r in recs if r["variant"] == "c_direct")
+    rows, comps = [], []
+    for r in recs:
+        if r["variant"] == "c_calib":
+            continue
+        rows.append(row(r["name"], "ns/call", r["ns_per_call"], "clock"))
+        if r is not base:
+            comps.append(compare(r["name"], r["ns_per_call"], base["name"],
+                                 base["ns_per_call"]))
+    b = base["ns_per_call"]
+    aa = compare("direct call (odd rounds)", b[1::2],
+                 "direct call (even rounds)", b[0::2])
+    sc = next(c for c in comps if c["a"].startswith("static_call, target in reach"))
+    ptr = next(c for c in comps if c["a"].startswith("function pointer (indirect"))
+    verdict = (f"static call {sc['ratio']:.2f}x a direct call "
+               f"({'~' if sc['verdict'] == '~' else 'p=%.3g' % sc['p_value']}), "
+               f"function pointer {ptr['ratio']:.2f}x "
+               f"({'~' if ptr['verdict'] == '~' else 'p=%.3g' % ptr['p_value']}); "
+               "seed 002 claims direct-call cost for static calls")
+    return {"id": "E2", "seed": "002",
+            "title": "indirect vs direct vs static call (x = f(x) chain)",
+            "rows": rows, "comparisons": comps,
+            "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
+            "verdict": verdict}
+
+
+EXPERIMENTS = {"E2": e2}
+
+
+# ---- reports ---------------------------------------------------------------
+
+def fmt(v):
+    return "-" if v is None else f"{v:.3f}"
+
+
+def markdown(doc):
+    m = doc["machine"]
+    out = [f"# switchyard benchmarks", "",
+           f"Command: `{doc['command']}`", "",
+           f"Machine: {m['cpu']}, {m['cores']} CPUs; kernel {m['kernel']}; "
+           f"{m['libc']}; {m['compiler']}; governor: {m['governor']}; "
+           f"hardware counters: {m['perf_counters']}.", ""]
+    for e in doc["experiments"]:
+        out += [f"## {e['id']} (seed {e['seed']}): {e['title']}", "",
+                "| | median | 95% CI | n | outliers | lane |",
+                "|---|---|---|---|---|---|"]
+        for r in e["rows"]:
+            out.append(f"| {r['name']} | {fmt(r['median'])} {r['unit']} | "
+                       f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {r['n']} | "
+                       f"{r['outliers']} | {r['lane']} |")
+        out += ["", "| A vs B | ratio | p | |", "|---|---|---|---|"]
+        for c in e["comparisons"]:
+            out.append(f"| {c['a']} vs {c['b']} | {c['ratio']:.3f} | "
+                       f"{c['p_value']:.3g} | {c['verdict']} |")
+        out += ["", f"A/A (noise floor): {e['aa']['ratio']:.3f}, "
+                    f"p = {e['aa']['p_value']:.3g}.", "",
+                f"Verdict: {e['verdict']}", ""]
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="switchyard bench")
+    ap.add_argument("--bindir", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", default="bench-results.json")
+    ap.add_argument("--md", default="bench-report.md")
+    ap.add_argument("experiments", nargs="*")
+    a = ap.parse_args()
+    ids = a.experiments or sorted(EXPERIMENTS)
+    unknown = [i for i in ids if i not in EXPERIMENTS]
+    if unknown:
+        print(f"switchyard bench: unknown experiment {', '.join(unknown)} "
+              f"(built so far: {', '.join(sorted(EXPERIMENTS))})",
+              file=sys.stderr)
+        return 2
+    if not os.path.exists(os.path.join(a.bindir, "bench_sc_call")):
+        print(f"switchyard bench: no benchmark programs in {a.bindir}: "
+              "build them first (cmake --build build --target "
+              "bench_sc_call)", file=sys.stderr)
+        return 1
+    doc = {"format": FORMAT, "machine": machine(a.bindir),
+           "command": " ".join(["switchyard", "bench"] + sys.argv[1:]),
+           "experiments": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in ids:
+            print(f"== {i} ...", file=sys.stderr, flush=True)
+            doc["experiments"].append(EXPERIMENTS[i](a.bindir, a.quick, tmp))
+    with open(a.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    md = markdown(doc)
+    with open(a.md, "w") as f:
+        f.write(md + "\n")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

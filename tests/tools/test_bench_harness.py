@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_bench_harness.py SYBENCH - the suite's statistics against values
+computed by hand, and the report format on fabricated samples: the
+harness's own figures must be right before any benchmark's are."""
+import importlib.util
+import json
+import math
+import sys
+import tempfile
+
+spec = importlib.util.spec_from_file_location("sybench", sys.argv[1])
+sb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sb)
+bad = []
+
+
+def check(cond, what):
+    if not cond:
+        bad.append(what)
+
+
+# Mann-Whitney: complete separation of 5 + 5, U = 0:
+# z = (0 - 12.5) / sqrt(5 * 5 * 11 / 12) = -2.6112, p = 0.009023
+p = sb.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+check(abs(p - 0.009023) < 1e-4, f"MWU separated: {p}")
+# the same samples: p = 1; ties everywhere: no division by zero
+check(abs(sb.mann_whitney_p([1, 2, 3], [1, 2, 3]) - 1) < 1e-9, "MWU equal")
+check(sb.mann_whitney_p([5, 5, 5], [5, 5, 5]) == 1.0, "MWU all tied")
+# median and its CI by order statistics: n = 25, 0-based ranks 7 and 18
+# (floor(12.5 - 4.9) = 7, ceil(13.5 + 4.9) - 1 = 18): values 8 and 19
+x = list(range(1, 26))
+check(sb.median(x) == 13, "median odd")
+check(sb.median([1, 2, 3, 4]) == 2.5, "median even")
+check(sb.median_ci(x) == (8, 19), f"CI {sb.median_ci(x)}")
+# outliers: Tukey fences, counted
+check(sb.outliers([10] * 20 + [1000, -1000]) == 2, "outliers")
+check(sb.outliers([1, 2, 3, 4, 5, 6, 7, 8]) == 0, "no outliers")
+# a comparison says "~" when not significant, < or > otherwise
+c = sb.compare("a", [1.0, 1.1, 0.9, 1.05] * 5, "b", [1.0, 1.1, 0.9, 1.05] * 5)
+check(c["verdict"] == "~" and abs(c["ratio"] - 1) < 1e-9, f"A/A {c}")
+c = sb.compare("a", [2.0 + i / 100 for i in range(20)], "b",
+               [1.0 + i / 100 for i in range(20)])
+check(c["verdict"] == ">" and c["p_value"] < 1e-6, f"A>B {c}")
+# the report: every row field the format promises
+r = sb.row("x", "ns", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "clock")
+for k in ("name", "unit", "median", "ci_low", "ci_high", "n", "outliers",
+          "lane"):
+    check(k in r, f"row field {k}")
+doc = {"format": sb.FORMAT, "machine": {"cpu": "c", "cores": 2, "kernel": "k",
+       "libc": "l", "compiler": "cc", "governor": "g", "perf_counters": "no"},
+       "command": "switchyard bench", "experiments": [
+           {"id": "E0", "seed": "000", "title": "t", "rows": [r],
+            "comparisons": [c], "aa": {"ratio": 1.0, "p_value": 0.9},
+            "verdict": "v"}]}
+md = sb.markdown(doc)
+check("| x | 4.500 ns |" in md and "A/A (noise floor)" in md and
+      "| a vs b |" in md, "markdown")
+json.loads(json.dumps(doc))
+for b in bad:
+    print("FAIL:", b)
+print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
+sys.exit(1 if bad else 0)
