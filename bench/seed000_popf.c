@@ -219,6 +219,11 @@ static void check(int col, int v, long got, long n, long bit, int exact)
 		if (det < 0 || det > slack || (!bit && got))
 			want = -1;
 	}
+	/* a native's pass through its detour (an rseq abort: rare) runs
+	 * the C function, which restores CF too, unless the detour's own
+	 * code changes the flags after it: either count is right */
+	if (exact && (v == 1 || v == 2) && bit && got >= n - det && got <= n)
+		want = got;
 	aborts[col][v] += det;
 	if (got != want || det > n) {
 		printf("FAIL: %s: CF set after %ld of %ld restores, want %ld "
@@ -290,10 +295,14 @@ int main(int argc, char **argv)
 			      seed_site_room(keys[0]);
 	/* patched natives must be in place (a call there would pass the
 	 * check below as detoured passes) */
+	/* a native ends its site's room (NOPs before it: its last
+	 * instruction is the commit of the rseq section) */
 	if ((seed_site_patched(keys[1]) &&
-	     memcmp(seed_site(keys[1]) + SEED_SC_PAYLOAD, nat_popf, 2)) ||
+	     memcmp(seed_site(keys[1]) + SEED_SC_PAYLOAD +
+		    seed_site_room(keys[1]) - 2, nat_popf, 2)) ||
 	    (seed_site_patched(keys[2]) &&
-	     memcmp(seed_site(keys[2]) + SEED_SC_PAYLOAD, nat_test, 8))) {
+	     memcmp(seed_site(keys[2]) + SEED_SC_PAYLOAD +
+		    seed_site_room(keys[2]) - 8, nat_test, 8))) {
 		printf("FAIL: a native is not in its site\n");
 		failed = 1;
 	}
@@ -328,6 +337,9 @@ int main(int argc, char **argv)
 				bench_summarize(samples[c][v], ROUNDS);
 			double z = bench_mann_whitney_z(samples[c][v], ROUNDS,
 							samples[c][0], ROUNDS);
+
+			seed_raw(c ? "CF clear" : "CF set", names[v], "ns/iter",
+				 samples[c][v], ROUNDS);
 
 			printf(" %.2f [%.2f, %.2f] %s |", s.median, s.lo, s.hi,
 			       v ? bench_verdict(z) : "");

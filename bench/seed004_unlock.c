@@ -296,8 +296,10 @@ static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
 {
 	struct bench_summary m[NV];
 
-	for (int v = 0; v < NV; v++)
+	for (int v = 0; v < NV; v++) {
 		m[v] = bench_summarize(s[v], ROUNDS);
+		seed_raw(label, names[v], "ns/run", s[v], ROUNDS);
+	}
 	printf("| %s |", label);
 	for (int v = 0; v < NV; v++) {
 		printf(" %.1f [%.1f, %.1f] |", m[v].median / 1e6, m[v].lo / 1e6,

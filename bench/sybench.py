@@ -37,9 +37,10 @@ bench-report.md), with the machine in both:
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 
-Built so far: E2 in the clock lane. Not yet (see the issue's note): the
-callgrind lane (bench/run_static_calls.sh has the per-loop counts), E1,
-E3-E5, the peers beyond those E2 measures, plots.
+Built so far: E2, E3, E5 in the clock lane (--quick: E2 and E3; E5 takes
+about 4 minutes). Not yet (see the issue's note): the callgrind lane
+(bench/run_seeds.sh and run_static_calls.sh have the per-loop counts),
+E1, E4, the peers beyond those E2 measures, plots.
 """
 import argparse
 import json
@@ -230,7 +231,96 @@ def e2(bindir, quick, tmp):
             "verdict": verdict}
 
 
-EXPERIMENTS = {"E2": e2}
+def raw_lines(bindir, prog, tmp, args=()):
+    """Run a seed program with SY_BENCH_RAW (bench/seeds.h): its
+    {"loop", "variant", "unit", "samples"} lines, in the order measured.
+    The program's own self-checks still apply: a failed one fails here."""
+    out = os.path.join(tmp, prog + ".jsonl")
+    env = dict(os.environ, SY_BENCH_RAW=out)
+    subprocess.run([os.path.join(bindir, prog), *args], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        return [json.loads(l) for l in f if l.startswith("{")]
+
+
+def by_loop(recs):
+    loops = {}
+    for r in recs:
+        loops.setdefault(r["loop"], []).append(r)
+    return loops
+
+
+def seed_rows(recs, lane="clock"):
+    """Rows for every (loop, variant); comparisons of each variant with
+    its loop's first; A/A from the first variant of the first loop."""
+    rows, comps = [], []
+    loops = by_loop(recs)
+    for loop, rs in loops.items():
+        base = rs[0]
+        for r in rs:
+            rows.append(row(f"{loop}: {r['variant']}", r["unit"],
+                            r["samples"], lane))
+            if r is not base:
+                comps.append(compare(f"{loop}: {r['variant']}", r["samples"],
+                                     f"{loop}: {base['variant']}",
+                                     base["samples"]))
+    b = next(iter(loops.values()))[0]["samples"]
+    aa = compare("odd rounds", b[1::2], "even rounds", b[0::2])
+    return rows, comps, {"ratio": aa["ratio"], "p_value": aa["p_value"]}
+
+
+def find(comps, a, b):
+    return next((c for c in comps if a in c["a"] and b in c["b"]), None)
+
+
+def said(c):
+    if not c:
+        return "not measured"
+    return f"{c['ratio']:.3f}x ({'~' if c['verdict'] == '~' else 'p=%.2g' % c['p_value']})"
+
+
+def e3(bindir, quick, tmp):
+    """Seed 000: restoring the flags with push; popf against test; jz
+    (stc), as inline natives at static call sites, with the carry flag set
+    and clear, and the plain call they replace (bench/seed000_popf.c)."""
+    recs = raw_lines(bindir, "seed000_popf", tmp)
+    rows, comps, aa = seed_rows(recs)
+    out = []
+    for loop in ("CF set", "CF clear"):
+        rs = {r["variant"]: r["samples"] for r in recs if r["loop"] == loop}
+        popf = next((v for k, v in rs.items() if k.startswith("native push")), None)
+        test = next((v for k, v in rs.items() if k.startswith("native testw")), None)
+        if popf and test:
+            c = compare("test", test, "popf", popf)
+            comps.append(dict(c, a=f"{loop}: native testw; jz; stc",
+                              b=f"{loop}: native push %rdi; popfq"))
+            out.append(f"{loop}: test/jz vs popf {said(c)}")
+    return {"id": "E3", "seed": "000",
+            "title": "push; popf vs test; jz to restore the flags",
+            "rows": rows, "comparisons": comps, "aa": aa,
+            "verdict": "; ".join(out) + " (seed 000: the test form is the "
+                       "cheaper one)"}
+
+
+def e5(bindir, quick, tmp):
+    """Seed 004: a lock/unlock loop with 1-4 threads where the unlock is a
+    static call to an ordinary function (full save), a callee-save thunk,
+    or a hand-written callee-save function (bench/seed004_unlock.c)."""
+    recs = raw_lines(bindir, "seed004_unlock", tmp)
+    rows, comps, aa = seed_rows(recs)
+    c1 = find(comps, "1, CPU time: thunk", "1, CPU time: full")
+    c2 = find(comps, "1, CPU time: fast", "1, CPU time: full")
+    return {"id": "E5", "seed": "004",
+            "title": "lock/unlock with 1-4 threads: full save vs callee-save",
+            "rows": rows, "comparisons": comps, "aa": aa,
+            "verdict": f"1 thread: thunk vs full {said(c1)}, hand-written "
+                       f"callee-save vs full {said(c2)} (seed 004: callee-"
+                       "save calls save the caller's register spills)"}
+
+
+EXPERIMENTS = {"E2": e2, "E3": e3, "E5": e5}
+# --quick: under 3 minutes (E5 alone takes about 4 minutes: asked by name)
+QUICK = ("E2", "E3")
 
 
 # ---- reports ---------------------------------------------------------------
@@ -273,17 +363,21 @@ def main():
     ap.add_argument("--md", default="bench-report.md")
     ap.add_argument("experiments", nargs="*")
     a = ap.parse_args()
-    ids = a.experiments or sorted(EXPERIMENTS)
+    ids = a.experiments or (list(QUICK) if a.quick else sorted(EXPERIMENTS))
     unknown = [i for i in ids if i not in EXPERIMENTS]
     if unknown:
         print(f"switchyard bench: unknown experiment {', '.join(unknown)} "
               f"(built so far: {', '.join(sorted(EXPERIMENTS))})",
               file=sys.stderr)
         return 2
-    if not os.path.exists(os.path.join(a.bindir, "bench_sc_call")):
-        print(f"switchyard bench: no benchmark programs in {a.bindir}: "
-              "build them first (cmake --build build --target "
-              "bench_sc_call)", file=sys.stderr)
+    progs = {"E2": "bench_sc_call", "E3": "seed000_popf",
+             "E5": "seed004_unlock"}
+    missing = [progs[i] for i in ids
+               if not os.path.exists(os.path.join(a.bindir, progs[i]))]
+    if missing:
+        print(f"switchyard bench: not built in {a.bindir}: "
+              f"{', '.join(missing)} (cmake --build build --target "
+              f"{' '.join(missing)})", file=sys.stderr)
         return 1
     doc = {"format": FORMAT, "machine": machine(a.bindir),
            "command": " ".join(["switchyard", "bench"] + sys.argv[1:]),
