@@ -200,6 +200,7 @@ int main(int argc, char **argv)
 			unsigned lo = n > w ? n - w : 1, hi = n + w;
 			uint64_t x = 0x2545f4914f6cdd1dull ^ n;
 			struct bench_summary sum[NC];
+			char loop[64];
 			int live[NC], nl = 0, best = -1;
 			unsigned k = 8;
 			double t;
@@ -237,6 +238,10 @@ int main(int argc, char **argv)
 
 				sum[c] = bench_summarize(s + c * rounds,
 							 (size_t)rounds);
+				snprintf(loop, sizeof(loop), "%u %s", n,
+					 condname[cond]);
+				bench_raw(loop, cname[c], "ns/copy",
+					  s + c * rounds, rounds);
 				if (c < C_SY && (best < 0 || sum[c].median <
 							     sum[best].median))
 					best = c;

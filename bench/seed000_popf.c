@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 			double z = bench_mann_whitney_z(samples[c][v], ROUNDS,
 							samples[c][0], ROUNDS);
 
-			seed_raw(c ? "CF clear" : "CF set", names[v], "ns/iter",
+			bench_raw(c ? "CF clear" : "CF set", names[v], "ns/iter",
 				 samples[c][v], ROUNDS);
 
 			printf(" %.2f [%.2f, %.2f] %s |", s.median, s.lo, s.hi,

@@ -298,7 +298,7 @@ static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
 
 	for (int v = 0; v < NV; v++) {
 		m[v] = bench_summarize(s[v], ROUNDS);
-		seed_raw(label, names[v], "ns/run", s[v], ROUNDS);
+		bench_raw(label, names[v], "ns/run", s[v], ROUNDS);
 	}
 	printf("| %s |", label);
 	for (int v = 0; v < NV; v++) {

@@ -37,8 +37,8 @@ bench-report.md), with the machine in both:
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 
-Built so far: E2, E3, E5 in the clock lane (--quick: E2 and E3; E5 takes
-about 4 minutes). Not yet (see the issue's note): the callgrind lane
+Built so far: E2, E3, E4, E5 in the clock lane (--quick: E2, E3, E4; E5
+takes about 4 minutes). Not yet (see the issue's note): the callgrind lane
 (bench/run_seeds.sh and run_static_calls.sh have the per-loop counts),
 E1, E4, the peers beyond those E2 measures, plots.
 """
@@ -318,9 +318,46 @@ def e5(bindir, quick, tmp):
                        "save calls save the caller's register spills)"}
 
 
-EXPERIMENTS = {"E2": e2, "E3": e3, "E5": e5}
+def e4(bindir, quick, tmp):
+    """Seed 003: switchyard_memcpy (its strategies chosen by size, with
+    thresholds measured per CPU) against glibc's memcpy, at sizes 1..64
+    and 16 an octave to 8192, aligned or not, fixed or random sizes
+    (bench/bench_memcpy.c; each point's contenders interleaved). Every
+    point's rows go to the JSON; the verdict counts the points."""
+    recs = raw_lines(bindir, "memcpy_bench", tmp, ["--quick"] if quick else [])
+    rows, comps, per = [], [], {}
+    loops = by_loop(recs)
+    for loop, rs in loops.items():
+        got = {r["variant"]: r["samples"] for r in rs}
+        if "sy_memcpy" not in got or "glibc" not in got:
+            continue
+        for v in ("sy_memcpy", "glibc"):
+            rows.append(row(f"{loop}: {v}", "ns/copy", got[v], "clock"))
+        c = compare(f"{loop}: sy_memcpy", got["sy_memcpy"], f"{loop}: glibc",
+                    got["glibc"])
+        comps.append(c)
+        cond = loop.split(" ", 1)[1]
+        per.setdefault(cond, {"<": 0, "~": 0, ">": 0, "worst": 1.0})
+        per[cond][c["verdict"]] += 1
+        if c["verdict"] == ">":
+            per[cond]["worst"] = max(per[cond]["worst"], c["ratio"])
+    first = next(iter(loops.values()))[0]["samples"]
+    aa = compare("odd rounds", first[1::2], "even rounds", first[0::2])
+    verdict = "; ".join(
+        f"{cond}: faster at {v['<']}, ~ at {v['~']}, slower at {v['>']} "
+        f"(worst {v['worst']:.2f}x)" for cond, v in per.items())
+    return {"id": "E4", "seed": "003",
+            "title": "switchyard_memcpy vs glibc memcpy per size and alignment",
+            "rows": rows, "comparisons": comps,
+            "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
+            "verdict": verdict + " (points of sizes 1..8192; seed 003: no "
+                       "single strategy wins everywhere, thresholds must be "
+                       "measured)"}
+
+
+EXPERIMENTS = {"E2": e2, "E3": e3, "E4": e4, "E5": e5}
 # --quick: under 3 minutes (E5 alone takes about 4 minutes: asked by name)
-QUICK = ("E2", "E3")
+QUICK = ("E2", "E3", "E4")
 
 
 # ---- reports ---------------------------------------------------------------
@@ -340,12 +377,15 @@ def markdown(doc):
         out += [f"## {e['id']} (seed {e['seed']}): {e['title']}", "",
                 "| | median | 95% CI | n | outliers | lane |",
                 "|---|---|---|---|---|---|"]
-        for r in e["rows"]:
+        shown = e["rows"] if len(e["rows"]) <= 40 else []
+        if not shown:
+            out.append(f"| ({len(e['rows'])} rows: in the JSON) | | | | | |")
+        for r in shown:
             out.append(f"| {r['name']} | {fmt(r['median'])} {r['unit']} | "
                        f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {r['n']} | "
                        f"{r['outliers']} | {r['lane']} |")
         out += ["", "| A vs B | ratio | p | |", "|---|---|---|---|"]
-        for c in e["comparisons"]:
+        for c in (e["comparisons"] if len(e["comparisons"]) <= 40 else []):
             out.append(f"| {c['a']} vs {c['b']} | {c['ratio']:.3f} | "
                        f"{c['p_value']:.3g} | {c['verdict']} |")
         out += ["", f"A/A (noise floor): {e['aa']['ratio']:.3f}, "
@@ -371,7 +411,7 @@ def main():
               file=sys.stderr)
         return 2
     progs = {"E2": "bench_sc_call", "E3": "seed000_popf",
-             "E5": "seed004_unlock"}
+             "E4": "memcpy_bench", "E5": "seed004_unlock"}
     missing = [progs[i] for i in ids
                if not os.path.exists(os.path.join(a.bindir, progs[i]))]
     if missing:
