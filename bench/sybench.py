@@ -37,10 +37,10 @@ bench-report.md), with the machine in both:
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 
-Built so far: E2, E3, E4, E5 in the clock lane (--quick: E2, E3, E4; E5
-takes about 4 minutes). Not yet (see the issue's note): the callgrind lane
-(bench/run_seeds.sh and run_static_calls.sh have the per-loop counts),
-E1, E4, the peers beyond those E2 measures, plots.
+Built so far: E2, E3, E4, E5 in the clock lane, E3 and E5 in the
+callgrind lane too (--quick: E2, E3, E4; E5 takes about 4 minutes). Not
+yet (see the issue's note): E1, the callgrind lane of E2 and E4, the
+peers beyond those E2 measures, plots.
 """
 import argparse
 import json
@@ -279,12 +279,49 @@ def said(c):
     return f"{c['ratio']:.3f}x ({'~' if c['verdict'] == '~' else 'p=%.2g' % c['p_value']})"
 
 
+CG_NOTE = ("callgrind rows: instructions per iteration of each loop (v_*); "
+           "valgrind has no rseq, so its static call sites run their "
+           "detour: those rows count the detour path")
+
+
+def callgrind_rows(bindir, prog, tmp):
+    """The deterministic lane: instructions per iteration of each measured
+    loop (the functions v_*), one run of the program's "callgrind" mode
+    under valgrind --tool=callgrind --smc-check=all. Valgrind has no rseq:
+    static call sites run their detour there, so those rows count the
+    detour path (as bench/run_seeds.sh says). None without valgrind."""
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        return []
+    cg = os.path.join(tmp, prog + ".cg")
+    res = subprocess.run(["valgrind", "--tool=callgrind", "--smc-check=all",
+                          f"--callgrind-out-file={cg}",
+                          os.path.join(bindir, prog), "callgrind"],
+                         capture_output=True, text=True, timeout=600)
+    m = re.search(r"ran each loop (\d+) times", res.stdout)
+    if res.returncode or not m:
+        return []
+    n = int(m.group(1))
+    ann = run(["callgrind_annotate", "--inclusive=yes", cg])
+    rows, seen = [], set()
+    for line in ann.splitlines():
+        mm = re.match(r"\s*([\d,]+) .*:(v_\w+)", line)
+        if not mm or mm.group(2) in seen:
+            continue
+        seen.add(mm.group(2))
+        v = int(mm.group(1).replace(",", "")) / n
+        rows.append({"name": mm.group(2), "unit": "instructions/iter",
+                     "median": v, "ci_low": v, "ci_high": v, "n": 1,
+                     "outliers": 0, "lane": "callgrind"})
+    return rows
+
+
 def e3(bindir, quick, tmp):
     """Seed 000: restoring the flags with push; popf against test; jz
     (stc), as inline natives at static call sites, with the carry flag set
     and clear, and the plain call they replace (bench/seed000_popf.c)."""
     recs = raw_lines(bindir, "seed000_popf", tmp)
     rows, comps, aa = seed_rows(recs)
+    rows += callgrind_rows(bindir, "seed000_popf", tmp)
     out = []
     for loop in ("CF set", "CF clear"):
         rs = {r["variant"]: r["samples"] for r in recs if r["loop"] == loop}
@@ -298,6 +335,7 @@ def e3(bindir, quick, tmp):
     return {"id": "E3", "seed": "000",
             "title": "push; popf vs test; jz to restore the flags",
             "rows": rows, "comparisons": comps, "aa": aa,
+            "lane_note": CG_NOTE,
             "verdict": "; ".join(out) + " (seed 000: the test form is the "
                        "cheaper one)"}
 
@@ -308,11 +346,13 @@ def e5(bindir, quick, tmp):
     or a hand-written callee-save function (bench/seed004_unlock.c)."""
     recs = raw_lines(bindir, "seed004_unlock", tmp)
     rows, comps, aa = seed_rows(recs)
+    rows += callgrind_rows(bindir, "seed004_unlock", tmp)
     c1 = find(comps, "1, CPU time: thunk", "1, CPU time: full")
     c2 = find(comps, "1, CPU time: fast", "1, CPU time: full")
     return {"id": "E5", "seed": "004",
             "title": "lock/unlock with 1-4 threads: full save vs callee-save",
             "rows": rows, "comparisons": comps, "aa": aa,
+            "lane_note": CG_NOTE,
             "verdict": f"1 thread: thunk vs full {said(c1)}, hand-written "
                        f"callee-save vs full {said(c2)} (seed 004: callee-"
                        "save calls save the caller's register spills)"}
@@ -388,6 +428,8 @@ def markdown(doc):
         for c in (e["comparisons"] if len(e["comparisons"]) <= 40 else []):
             out.append(f"| {c['a']} vs {c['b']} | {c['ratio']:.3f} | "
                        f"{c['p_value']:.3g} | {c['verdict']} |")
+        if e.get("lane_note"):
+            out += ["", e["lane_note"] + "."]
         out += ["", f"A/A (noise floor): {e['aa']['ratio']:.3f}, "
                     f"p = {e['aa']['p_value']:.3g}.", "",
                 f"Verdict: {e['verdict']}", ""]
