@@ -37,10 +37,11 @@ bench-report.md), with the machine in both:
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 
-Built so far: E2, E3, E4, E5 in the clock lane, E3 and E5 in the
-callgrind lane too (--quick: E2, E3, E4; E5 takes about 4 minutes). Not
-yet (see the issue's note): E1, the callgrind lane of E2 and E4, the
-peers beyond those E2 measures, plots.
+Built so far: E1 (the pipe test and function bytes; not the
+cache-pressure workload), E2, E3, E4, E5 in the clock lane, E3 and E5 in
+the callgrind lane too (--quick: E1-E4; E5 takes about 4 minutes). Not
+yet (see the issue's note): E1's tracepoint-dense workload, the
+callgrind lane of E2 and E4, the peers beyond those E2 measures, plots.
 """
 import argparse
 import json
@@ -193,6 +194,50 @@ def machine(bindir):
 
 
 # ---- experiments -----------------------------------------------------------
+
+def e1(bindir, quick, tmp):
+    """Seed 001: a pipe ping-pong between two threads with 8 disabled
+    tracepoints on each side of every message, as none / flag checks /
+    static keys (bench/e1_pipe.c), and the bytes the 8 tracepoints take
+    in a function of their own (nm -S: the seed's text-size figure).
+    Not yet: the tracepoint-dense workload under cache and predictor
+    pressure."""
+    prog = os.path.join(bindir, "e1_pipe")
+    recs = raw_lines(bindir, "e1_pipe", tmp,
+                     ["15", "1000"] if quick else ["41", "2000"])
+    rows, comps, aa = seed_rows(recs)
+    sizes = {}
+    for line in run(["nm", "-S", prog]).splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] in ("e1_tp_flags", "e1_tp_keys"):
+            sizes[f[3]] = int(f[1], 16)
+    for name, what in (("e1_tp_flags", "8 flag checks"),
+                       ("e1_tp_keys", "8 static keys")):
+        if name in sizes:
+            v = float(sizes[name])
+            rows.append({"name": f"bytes of a function with {what}",
+                         "unit": "bytes", "median": v, "ci_low": v,
+                         "ci_high": v, "n": 1, "outliers": 0,
+                         "lane": "static"})
+    f = find(comps, "flag checks", "no tracepoint")
+    k = find(comps, "static keys", "no tracepoint")
+    got = {r["variant"]: r["samples"] for r in recs}
+    kf = compare("pipe round trip: 8 static keys per side",
+                 got["8 static keys per side"],
+                 "pipe round trip: 8 flag checks per side",
+                 got["8 flag checks per side"])
+    comps.append(kf)
+    verdict = (f"per round trip, flags vs none {said(f)}, keys vs none "
+               f"{said(k)}, keys vs flags {said(kf)}; function bytes: keys "
+               f"{sizes.get('e1_tp_keys', '?')} vs flags "
+               f"{sizes.get('e1_tp_flags', '?')} (seed 001: a few percent "
+               "of instructions and branches, time within noise)")
+    return {"id": "E1", "seed": "001",
+            "title": "tracepoints in a pipe ping-pong: none, flags, static keys",
+            "rows": rows, "comparisons": comps, "aa": aa,
+            "lane_note": "static rows: nm -S of the built program",
+            "verdict": verdict}
+
 
 def e2(bindir, quick, tmp):
     """Seed 002's question at the call level: a direct call, a static
@@ -395,9 +440,9 @@ def e4(bindir, quick, tmp):
                        "measured)"}
 
 
-EXPERIMENTS = {"E2": e2, "E3": e3, "E4": e4, "E5": e5}
+EXPERIMENTS = {"E1": e1, "E2": e2, "E3": e3, "E4": e4, "E5": e5}
 # --quick: under 3 minutes (E5 alone takes about 4 minutes: asked by name)
-QUICK = ("E2", "E3", "E4")
+QUICK = ("E1", "E2", "E3", "E4")
 
 
 # ---- reports ---------------------------------------------------------------
@@ -452,7 +497,7 @@ def main():
               f"(built so far: {', '.join(sorted(EXPERIMENTS))})",
               file=sys.stderr)
         return 2
-    progs = {"E2": "bench_sc_call", "E3": "seed000_popf",
+    progs = {"E1": "e1_pipe", "E2": "bench_sc_call", "E3": "seed000_popf",
              "E4": "memcpy_bench", "E5": "seed004_unlock"}
     missing = [progs[i] for i in ids
                if not os.path.exists(os.path.join(a.bindir, progs[i]))]

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * e1_pipe.c - seed 001's pipe test in user space (E1 of the suite): two
+ * threads pass one byte back and forth through two pipes, with 8 disabled
+ * tracepoints on each side of every message, written three ways:
+ *
+ *   none   no tracepoint (the floor)
+ *   flags  `if (flag[i])`: a load, a test and a branch each; the flags on
+ *          separate cache lines, as independent subsystems' would be
+ *   keys   `if (static_branch_unlikely(&key[i]))`: one TEST each
+ *
+ * The variant travels in the byte, so both sides run the same one; the
+ * three are interleaved round by round, the first rotated each round,
+ * after a warm-up. Every round is M round trips; a sample is ns per round
+ * trip (CLOCK_MONOTONIC). A round trip is two write()s, two read()s and
+ * two wake-ups: microseconds, against a nanosecond or so of tracepoints,
+ * which is the seed's point (its perf stat saw the difference only in
+ * instructions and branches, not in time). SY_BENCH_RAW=FILE dumps the
+ * samples for bench/sybench.py.
+ *
+ *   e1_pipe [ROUNDS [M]]      defaults 41 and 2000
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <switchyard.h>
+
+#include "stats.h"
+
+#define NTP 8
+#define NV 3
+
+DEFINE_STATIC_KEY_ARRAY_FALSE(tp_key, NTP);
+static struct {
+	volatile int on;
+	char pad[60];
+} __attribute__((aligned(64))) tp_flag[NTP];
+static unsigned long fired;	/* never: every tracepoint is off */
+
+void e1_tp_flags(void);
+void e1_tp_keys(void);
+
+__attribute__((noinline, cold)) static void trace(int i)
+{
+	__atomic_add_fetch(&fired, (unsigned long)i + 1, __ATOMIC_RELAXED);
+}
+
+/* 8 tracepoints of one kind, written out (a loop over the flags would
+ * be smaller code than 8 separate tracepoints in a real function) */
+#define TP_FLAG(i)                                                             \
+	do {                                                                   \
+		if (__builtin_expect(tp_flag[i].on, 0))                        \
+			trace(i);                                              \
+	} while (0)
+#define TP_FLAGS()                                                             \
+	do {                                                                   \
+		TP_FLAG(0); TP_FLAG(1); TP_FLAG(2); TP_FLAG(3);                \
+		TP_FLAG(4); TP_FLAG(5); TP_FLAG(6); TP_FLAG(7);                \
+	} while (0)
+#define TP_KEY(i)                                                              \
+	do {                                                                   \
+		if (static_branch_unlikely(&tp_key[i]))                        \
+			trace(i);                                              \
+	} while (0)
+#define TP_KEYS()                                                              \
+	do {                                                                   \
+		TP_KEY(0); TP_KEY(1); TP_KEY(2); TP_KEY(3);                    \
+		TP_KEY(4); TP_KEY(5); TP_KEY(6); TP_KEY(7);                    \
+	} while (0)
+
+/* the two kinds in functions of their own, whose sizes (nm -S) are the
+ * seed's other figure: the bytes tracepoints add to a function */
+__attribute__((noinline, used)) void e1_tp_flags(void)
+{
+	TP_FLAGS();
+}
+
+__attribute__((noinline, used)) void e1_tp_keys(void)
+{
+	TP_KEYS();
+}
+
+__attribute__((noinline)) static void path(unsigned char v)
+{
+	if (v == 1)
+		e1_tp_flags();
+	else if (v == 2)
+		e1_tp_keys();
+}
+
+static int ping[2], pong[2];
+
+static void *echo(void *arg)
+{
+	unsigned char c;
+
+	(void)arg;
+	while (read(ping[0], &c, 1) == 1) {
+		path(c);
+		if (write(pong[1], &c, 1) != 1 || c == 0xff)
+			break;
+	}
+	return NULL;
+}
+
+static double round_trips(unsigned char v, long m)
+{
+	double t0 = bench_now_ns();
+	unsigned char c;
+
+	for (long i = 0; i < m; i++) {
+		path(v);
+		if (write(ping[1], &v, 1) != 1 || read(pong[0], &c, 1) != 1 ||
+		    c != v) {
+			fprintf(stderr, "e1_pipe: the pipe broke\n");
+			exit(1);
+		}
+	}
+	return (bench_now_ns() - t0) / (double)m;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const names[NV] = {
+		"no tracepoint", "8 flag checks per side",
+		"8 static keys per side",
+	};
+	int rounds = argc > 1 ? atoi(argv[1]) : 41;
+	long m = argc > 2 ? atol(argv[2]) : 2000;
+	double *s = malloc(sizeof(*s) * NV * (size_t)(rounds > 0 ? rounds : 1));
+	unsigned char bye = 0xff, c;
+	pthread_t t;
+
+	if (rounds < 3 || m < 1 || !s || pipe(ping) || pipe(pong)) {
+		fprintf(stderr, "usage: e1_pipe [ROUNDS>=3 [M>=1]]\n");
+		return 2;
+	}
+	pthread_create(&t, NULL, echo, NULL);
+	for (int v = 0; v < NV; v++)	/* warm up */
+		round_trips((unsigned char)v, m / 4 + 1);
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < NV; k++) {
+			int v = (r + k) % NV;
+
+			s[v * rounds + r] = round_trips((unsigned char)v, m);
+		}
+	if (write(ping[1], &bye, 1) != 1 || read(pong[0], &c, 1) != 1)
+		return 1;
+	pthread_join(t, NULL);
+	printf("seed 001's pipe test: ns per round trip, %d rounds of %ld, "
+	       "interleaved\n", rounds, m);
+	for (int v = 0; v < NV; v++) {
+		struct bench_summary q = bench_summarize(s + v * rounds,
+							 (size_t)rounds);
+
+		printf("  %-26s %8.1f [%8.1f, %8.1f]\n", names[v], q.median,
+		       q.lo, q.hi);
+		bench_raw("pipe round trip", names[v], "ns/round trip",
+			  s + v * rounds, rounds);
+	}
+	free(s);
+	if (fired) {
+		fprintf(stderr, "e1_pipe: a disabled tracepoint fired\n");
+		return 1;
+	}
+	return 0;
+}
