@@ -112,6 +112,7 @@ struct out {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	struct sy_site_cache *cache;	/* `list`: objects read once */
 };
 
 static void put(struct out *o, const char *fmt, ...)
@@ -239,7 +240,7 @@ static int list_one(const struct switchyard_key_info *k, void *arg)
 	}
 	/* last: its objects nest in this one */
 	put(o, ", \"site_list\": [");
-	if (switchyard_for_each_site(k->key, list_site, o) == -ENOMEM)
+	if (sy_for_each_site_cached(k->key, list_site, o, o->cache) == -ENOMEM)
 		o->failed = true;
 	put(o, "]}");
 	return 0;
@@ -494,8 +495,11 @@ static void handle(const char *line, struct out *o)
 		switchyard_get_stats(&st);
 		put(o, "{\"pid\": %d, \"syncs\": %llu, \"keys\": [",
 		    (int)getpid(), (unsigned long long)st.sync_calls);
+		o->cache = sy_site_cache_new();	/* NULL: no cache, slower */
 		if (switchyard_for_each_key(list_one, o) == -ENOMEM)
 			o->failed = true;
+		sy_site_cache_free(o->cache);
+		o->cache = NULL;
 		put(o, "], \"calls\": [");
 		if (switchyard_for_each_static_call(list_call, o) == -ENOMEM)
 			o->failed = true;
@@ -794,7 +798,7 @@ static void drop(struct client *c)
 /* One request line: reply in full or drop the client (never wait). */
 static void serve_line(struct client *c, const char *line)
 {
-	struct out o = { NULL, 0, 0, false };
+	struct out o = { NULL, 0, 0, false, NULL };
 	ssize_t w;
 
 	handle(line, &o);

@@ -310,6 +310,14 @@ SY_HIDDEN char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p,
 /* The readable name of the symbol that contains addr (func: a function,
  * else an object), malloc'ed, with "+0x.." past its start; NULL if none. */
 SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func);
+/* switchyard_for_each_site() with an object cache kept across calls
+ * (NULL: none), for a caller that lists many keys' sites. */
+struct sy_site_cache;
+SY_HIDDEN struct sy_site_cache *sy_site_cache_new(void);
+SY_HIDDEN void sy_site_cache_free(struct sy_site_cache *sc);
+SY_HIDDEN int sy_for_each_site_cached(const struct static_key *key,
+				      switchyard_site_fn fn, void *arg,
+				      struct sy_site_cache *cache);
 /* Room for element n of the array *vp of *cap elements (doubling it when
  * full): false when out of memory, the array unchanged. */
 SY_HIDDEN bool sy_grow(void *vp, size_t *cap, size_t n, size_t elem);

@@ -736,9 +736,9 @@ static char *obj_path(const struct sy_obj *o)
 }
 
 /* Step 2, without the lock: fill s->info and the strings it points to. */
-static int describe_sites(struct site_snap *s)
+static int describe_sites(struct site_snap *s, struct obj_cache *cache)
 {
-	struct obj_cache c = { 0 };
+	struct obj_cache local = { 0 }, *cp = cache ? cache : &local;
 	struct sy_obj o = { .found = false };
 	char *path = NULL;
 
@@ -756,9 +756,9 @@ static int describe_sites(struct site_snap *s)
 			path = o.found ? obj_path(&o) : NULL;
 		}
 
-		const struct sy_syms *syms = syms_for(&c, path, o.bias);
+		const struct sy_syms *syms = syms_for(cp, path, o.bias);
 		const struct sy_sym *f = syms ? sy_syms_find(syms, row->code, true) : NULL;
-		const struct sy_lines *lines = lines_for(&c, path, o.bias);
+		const struct sy_lines *lines = lines_for(cp, path, o.bias);
 		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
 
 		s->strs[3 * i] = path ? strdup(path) : NULL;
@@ -775,12 +775,38 @@ static int describe_sites(struct site_snap *s)
 		};
 	}
 	free(path);
-	obj_cache_free(&c);
+	obj_cache_free(&local);
 	return 0;
+}
+
+/* The object cache kept across calls (control.c lists every key's sites:
+ * one read of each object's symbols and lines, not one per key). */
+struct sy_site_cache {
+	struct obj_cache c;
+};
+
+struct sy_site_cache *sy_site_cache_new(void)
+{
+	return calloc(1, sizeof(struct sy_site_cache));
+}
+
+void sy_site_cache_free(struct sy_site_cache *sc)
+{
+	if (sc) {
+		obj_cache_free(&sc->c);
+		free(sc);
+	}
 }
 
 int switchyard_for_each_site(const struct static_key *key,
 			     switchyard_site_fn fn, void *arg)
+{
+	return sy_for_each_site_cached(key, fn, arg, NULL);
+}
+
+int sy_for_each_site_cached(const struct static_key *key,
+			    switchyard_site_fn fn, void *arg,
+			    struct sy_site_cache *cache)
 {
 	struct site_snap s = { key, NULL, 0, 0, NULL, NULL, 0 };
 	int r = sy_enter();
@@ -789,7 +815,7 @@ int switchyard_for_each_site(const struct static_key *key,
 		return r;
 	r = SY_LOCKED(snapshot_sites(&s));
 	if (!r)
-		r = describe_sites(&s);
+		r = describe_sites(&s, cache ? &cache->c : NULL);
 	sy_leave();
 	for (size_t i = 0; !r && i < s.n; i++)
 		r = fn(&s.info[i], arg);
