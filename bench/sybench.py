@@ -37,11 +37,10 @@ bench-report.md), with the machine in both:
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 
-Built so far: E1 (the pipe test and function bytes; not the
-cache-pressure workload), E2, E3, E4, E5 in the clock lane, E3 and E5 in
+Built so far: E1 (dense tracepoints under pressure, the pipe test,
+function bytes), E2, E3, E4, E5 in the clock lane, E3 and E5 in
 the callgrind lane too (--quick: E1-E4; E5 takes about 4 minutes). Not
-yet (see the issue's note): E1's tracepoint-dense workload, the
-callgrind lane of E2 and E4, the peers beyond those E2 measures, plots.
+yet (see the issue's note): the callgrind lane of E1, E2 and E4, the peers beyond those E2 measures, plots.
 """
 import argparse
 import json
@@ -200,12 +199,35 @@ def e1(bindir, quick, tmp):
     tracepoints on each side of every message, as none / flag checks /
     static keys (bench/e1_pipe.c), and the bytes the 8 tracepoints take
     in a function of their own (nm -S: the seed's text-size figure).
-    Not yet: the tracepoint-dense workload under cache and predictor
-    pressure."""
+    And the workload where it matters (bench/e1_dense.c): 512 functions
+    dense in disabled tracepoints, called in a random order, caches swept
+    before each round."""
     prog = os.path.join(bindir, "e1_pipe")
     recs = raw_lines(bindir, "e1_pipe", tmp,
                      ["15", "1000"] if quick else ["41", "2000"])
     rows, comps, aa = seed_rows(recs)
+    dense = raw_lines(bindir, "e1_dense", tmp,
+                      ["15", "100000"] if quick else ["41", "200000"])
+    drows, dcomps, _ = seed_rows(dense)
+    rows += drows
+    comps += dcomps
+    dgot = {r["variant"]: r["samples"] for r in dense}
+    dkf = compare("dense tracepoints, cold: 4 static keys per function",
+                  dgot["4 static keys per function"],
+                  "dense tracepoints, cold: 4 flag checks per function",
+                  dgot["4 flag checks per function"])
+    comps.append(dkf)
+    for line in run(["nm", "-S", os.path.join(bindir, "e1_dense")]).splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] in ("vn_000", "vf_000", "vk_000"):
+            v = float(int(f[1], 16))
+            rows.append({"name": "hot bytes of one dense function, " +
+                                 {"vn_000": "no tracepoint",
+                                  "vf_000": "4 flag checks",
+                                  "vk_000": "4 static keys"}[f[3]],
+                         "unit": "bytes", "median": v, "ci_low": v,
+                         "ci_high": v, "n": 1, "outliers": 0,
+                         "lane": "static"})
     sizes = {}
     for line in run(["nm", "-S", prog]).splitlines():
         f = line.split()
@@ -227,13 +249,19 @@ def e1(bindir, quick, tmp):
                  "pipe round trip: 8 flag checks per side",
                  got["8 flag checks per side"])
     comps.append(kf)
-    verdict = (f"per round trip, flags vs none {said(f)}, keys vs none "
+    df_ = find(dcomps, "4 flag checks", "no tracepoint")
+    dk_ = find(dcomps, "4 static keys", "no tracepoint")
+    verdict = (f"under cache and predictor pressure, per call: flags vs none "
+               f"{said(df_)}, keys vs none {said(dk_)}, keys vs flags "
+               f"{said(dkf)}; pipe test, "
+               f"per round trip, flags vs none {said(f)}, keys vs none "
                f"{said(k)}, keys vs flags {said(kf)}; function bytes: keys "
                f"{sizes.get('e1_tp_keys', '?')} vs flags "
                f"{sizes.get('e1_tp_flags', '?')} (seed 001: a few percent "
                "of instructions and branches, time within noise)")
     return {"id": "E1", "seed": "001",
-            "title": "tracepoints in a pipe ping-pong: none, flags, static keys",
+            "title": "disabled tracepoints: none, flags, static keys (dense "
+                     "under pressure; pipe ping-pong)",
             "rows": rows, "comparisons": comps, "aa": aa,
             "lane_note": "static rows: nm -S of the built program",
             "verdict": verdict}
@@ -521,10 +549,11 @@ def main():
               f"(built so far: {', '.join(sorted(EXPERIMENTS))})",
               file=sys.stderr)
         return 2
-    progs = {"E1": "e1_pipe", "E2": "bench_sc_call", "E3": "seed000_popf",
+    progs = {"E1": "e1_pipe", "E1d": "e1_dense", "E2": "bench_sc_call", "E3": "seed000_popf",
              "E4": "memcpy_bench", "E5": "seed004_unlock"}
-    missing = [progs[i] for i in ids
-               if not os.path.exists(os.path.join(a.bindir, progs[i]))]
+    need = [progs[i] for i in ids] + (["e1_dense"] if "E1" in ids else [])
+    missing = [p for p in need
+               if not os.path.exists(os.path.join(a.bindir, p))]
     build = os.path.normpath(os.path.join(a.bindir, ".."))
     if missing and os.path.exists(os.path.join(build, "CMakeCache.txt")):
         # the programs are not built by default: build what is needed
