@@ -194,6 +194,20 @@ def machine(bindir):
 
 # ---- experiments -----------------------------------------------------------
 
+def nm_rows(prog, labels):
+    """Rows of the sizes (nm -S) of the symbols named in labels (symbol ->
+    row name): the "static" lane, read from the built program."""
+    rows = []
+    for line in run(["nm", "-S", prog]).splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] in labels:
+            v = float(int(f[1], 16))
+            rows.append({"name": labels[f[3]], "unit": "bytes", "median": v,
+                         "ci_low": v, "ci_high": v, "n": 1, "outliers": 0,
+                         "lane": "static"})
+    return rows
+
+
 def e1(bindir, quick, tmp):
     """Seed 001: a pipe ping-pong between two threads with 8 disabled
     tracepoints on each side of every message, as none / flag checks /
@@ -217,32 +231,18 @@ def e1(bindir, quick, tmp):
                   "dense tracepoints, cold: 4 flag checks per function",
                   dgot["4 flag checks per function"])
     comps.append(dkf)
-    for line in run(["nm", "-S", os.path.join(bindir, "e1_dense")]).splitlines():
-        f = line.split()
-        if len(f) == 4 and f[3] in ("vn_000", "vf_000", "vk_000"):
-            v = float(int(f[1], 16))
-            rows.append({"name": "hot bytes of one dense function, " +
-                                 {"vn_000": "no tracepoint",
-                                  "vf_000": "4 flag checks",
-                                  "vk_000": "4 static keys"}[f[3]],
-                         "unit": "bytes", "median": v, "ci_low": v,
-                         "ci_high": v, "n": 1, "outliers": 0,
-                         "lane": "static"})
-    sizes = {}
-    for line in run(["nm", "-S", prog]).splitlines():
-        f = line.split()
-        if len(f) == 4 and f[3] in ("e1_tp_flags", "e1_tp_keys"):
-            sizes[f[3]] = int(f[1], 16)
-    for name, what in (("e1_tp_flags", "8 flag checks"),
-                       ("e1_tp_keys", "8 static keys")):
-        if name in sizes:
-            v = float(sizes[name])
-            rows.append({"name": f"bytes of a function with {what}",
-                         "unit": "bytes", "median": v, "ci_low": v,
-                         "ci_high": v, "n": 1, "outliers": 0,
-                         "lane": "static"})
-    f = find(comps, "flag checks", "no tracepoint")
-    k = find(comps, "static keys", "no tracepoint")
+    rows += nm_rows(os.path.join(bindir, "e1_dense"), {
+        "vn_000": "hot bytes of one dense function, no tracepoint",
+        "vf_000": "hot bytes of one dense function, 4 flag checks",
+        "vk_000": "hot bytes of one dense function, 4 static keys"})
+    sizes = nm_rows(prog, {
+        "e1_tp_flags": "bytes of a function with 8 flag checks",
+        "e1_tp_keys": "bytes of a function with 8 static keys"})
+    rows += sizes
+    size_of = {("keys" if "static keys" in r["name"] else "flags"):
+               int(r["median"]) for r in sizes}
+    f = find(comps, "pipe round trip: 8 flag checks", "pipe round trip: no")
+    k = find(comps, "pipe round trip: 8 static keys", "pipe round trip: no")
     got = {r["variant"]: r["samples"] for r in recs}
     kf = compare("pipe round trip: 8 static keys per side",
                  got["8 static keys per side"],
@@ -256,9 +256,10 @@ def e1(bindir, quick, tmp):
                f"{said(dkf)}; pipe test, "
                f"per round trip, flags vs none {said(f)}, keys vs none "
                f"{said(k)}, keys vs flags {said(kf)}; function bytes: keys "
-               f"{sizes.get('e1_tp_keys', '?')} vs flags "
-               f"{sizes.get('e1_tp_flags', '?')} (seed 001: a few percent "
-               "of instructions and branches, time within noise)")
+               f"{size_of.get('keys', '?')} vs flags "
+               f"{size_of.get('flags', '?')} (seed 001's pipe test: a few "
+               "percent fewer instructions and branches, time within "
+               "noise; the dense workload is where time differs)")
     return {"id": "E1", "seed": "001",
             "title": "disabled tracepoints: none, flags, static keys (dense "
                      "under pressure; pipe ping-pong)",
