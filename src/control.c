@@ -246,14 +246,51 @@ static int list_one(const struct switchyard_key_info *k, void *arg)
 	return 0;
 }
 
-/* The keys a pattern matches, collected from the snapshot first, then
- * changed together: one batch, one core sync (sy_keys_change()). */
-struct set_req {
-	const char *glob;
+/*
+ * Keys collected from a snapshot (by `set` and by SWITCHYARD_KEYS), to be
+ * changed together with sy_keys_change(): one batch, one core sync. The
+ * names are copies (the snapshot's strings die with its callback).
+ */
+struct key_list {
 	struct static_key **keys;
 	char **names;
-	size_t n, cap;
+	int *ops;
+	size_t n, capk, capn, capo;
 	bool failed;
+};
+
+/* Append k with op; false (and l->failed) when out of memory. */
+static bool key_list_add(struct key_list *l, const struct switchyard_key_info *k,
+			 int op)
+{
+	char *name = NULL;
+
+	if (!sy_grow(&l->keys, &l->capk, l->n, sizeof(*l->keys)) ||
+	    !sy_grow(&l->names, &l->capn, l->n, sizeof(*l->names)) ||
+	    !sy_grow(&l->ops, &l->capo, l->n, sizeof(*l->ops)) ||
+	    !(name = strdup(k->name))) {
+		l->failed = true;
+		return false;
+	}
+	l->names[l->n] = name;
+	l->ops[l->n] = op;
+	l->keys[l->n++] = (struct static_key *)k->key;
+	return true;
+}
+
+static void key_list_free(struct key_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->keys);
+	free(l->ops);
+}
+
+struct set_req {
+	const char *glob;
+	int op;
+	struct key_list l;
 };
 
 static int set_collect(const struct switchyard_key_info *k, void *arg)
@@ -262,27 +299,7 @@ static int set_collect(const struct switchyard_key_info *k, void *arg)
 
 	if (fnmatch(q->glob, k->name, 0))
 		return 0;
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct static_key **nk = realloc(q->keys, cap * sizeof(*nk));
-		char **nn = nk ? realloc(q->names, cap * sizeof(*nn)) : NULL;
-
-		if (nk)
-			q->keys = nk;
-		if (!nn) {
-			q->failed = true;
-			return 1;
-		}
-		q->names = nn;
-		q->cap = cap;
-	}
-	q->names[q->n] = strdup(k->name);
-	if (!q->names[q->n]) {
-		q->failed = true;
-		return 1;
-	}
-	q->keys[q->n++] = (struct static_key *)k->key;
-	return 0;
+	return key_list_add(&q->l, k, q->op) ? 0 : 1;
 }
 
 /*
@@ -326,53 +343,53 @@ static void unpin(void *h)
 
 static void set_keys(const char *glob, int op, struct out *o)
 {
-	struct set_req q = { glob, NULL, NULL, 0, 0, false };
-	int *ops = NULL, *res = NULL, *cnt = NULL, r = 0;
+	struct set_req q = { glob, op, { 0 } };
+	struct key_list *l = &q.l;
+	int *res = NULL, *cnt = NULL, r = 0;
 	struct static_key **live = NULL;
 	void **pins = NULL;
 	size_t m = 0;
 
 	switchyard_for_each_key(set_collect, &q);
-	if (!q.failed && q.n) {
-		ops = malloc(q.n * sizeof(*ops));
-		res = malloc(q.n * sizeof(*res));
-		cnt = malloc(q.n * sizeof(*cnt));
-		live = malloc(q.n * sizeof(*live));
-		pins = calloc(q.n, sizeof(*pins));
+	if (!l->failed && l->n) {
+		res = malloc(l->n * sizeof(*res));
+		cnt = malloc(l->n * sizeof(*cnt));
+		live = malloc(l->n * sizeof(*live));
+		pins = calloc(l->n, sizeof(*pins));
 	}
-	if (ops && res && cnt && live && pins) {
-		for (size_t i = 0; i < q.n; i++) {
-			res[i] = pin(q.keys[i], &pins[i]);
+	if (res && cnt && live && pins) {
+		for (size_t i = 0; i < l->n; i++) {
+			res[i] = pin(l->keys[i], &pins[i]);
 			if (!res[i])
-				live[m++] = q.keys[i];
+				live[m++] = l->keys[i];
 		}
-		for (size_t i = 0; i < m; i++)
-			ops[i] = op;
-		/* the live keys in one batch; results land in cnt for now */
-		r = m ? sy_keys_change(live, ops, cnt, m) : 0;
-		for (size_t i = 0, j = 0; i < q.n; i++) {
+		/* the live keys in one batch (every op is the same: l->ops
+		 * serves for the first m); results land in cnt for now */
+		r = m ? sy_keys_change(live, l->ops, cnt, m) : 0;
+		for (size_t i = 0, j = 0; i < l->n; i++) {
 			if (res[i])
 				continue;	/* -ENOENT: unloaded */
 			res[i] = cnt[j++];
 		}
 		/* one read of each count: enabled and count agree */
-		for (size_t i = 0; i < q.n; i++)
-			cnt[i] = res[i] == -ENOENT ? 0 : static_key_count(q.keys[i]);
-		for (size_t i = 0; i < q.n; i++)
+		for (size_t i = 0; i < l->n; i++)
+			cnt[i] = res[i] == -ENOENT ? 0 :
+				 static_key_count(l->keys[i]);
+		for (size_t i = 0; i < l->n; i++)
 			unpin(pins[i]);
 	}
-	if (q.failed || (q.n && (!ops || !res || !cnt || !live || !pins ||
-				 r == -ENOMEM))) {
+	if (l->failed || (l->n && (!res || !cnt || !live || !pins ||
+				   r == -ENOMEM))) {
 		o->failed = true;
-	} else if (!q.n) {
+	} else if (!l->n) {
 		put(o, "{\"error\": ");
 		put_strf(o, "no key matches %s", glob);
 		put(o, "}\n");
 	} else {
 		put(o, "{\"changed\": [");
-		for (size_t i = 0; i < q.n; i++) {
+		for (size_t i = 0; i < l->n; i++) {
 			put(o, "%s{\"name\": ", i ? ", " : "");
-			put_str(o, q.names[i]);
+			put_str(o, l->names[i]);
 			put(o, ", \"result\": %d, \"enabled\": %s, "
 			    "\"count\": %d", res[i], cnt[i] > 0 ? "true" : "false",
 			    cnt[i]);
@@ -382,11 +399,7 @@ static void set_keys(const char *glob, int op, struct out *o)
 		}
 		put(o, "]}\n");
 	}
-	for (size_t i = 0; i < q.n; i++)
-		free(q.names[i]);
-	free(q.names);
-	free(q.keys);
-	free(ops);
+	key_list_free(l);
 	free(res);
 	free(cnt);
 	free(live);
@@ -652,17 +665,9 @@ static bool env_first_sight(const void *key)
 	return true;
 }
 
-struct env_batch {
-	struct static_key **keys;
-	char **names;
-	int *ops;
-	size_t n, cap;
-	bool failed;
-};
-
 static int env_collect(const struct switchyard_key_info *k, void *arg)
 {
-	struct env_batch *b = arg;
+	struct key_list *b = arg;
 	const struct env_item *last = NULL;
 
 	pthread_mutex_lock(&env_lock);
@@ -677,31 +682,7 @@ static int env_collect(const struct switchyard_key_info *k, void *arg)
 	pthread_mutex_unlock(&env_lock);
 	if (!last)
 		return 0;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		struct static_key **nk = realloc(b->keys, cap * sizeof(*nk));
-		char **nn = nk ? realloc(b->names, cap * sizeof(*nn)) : NULL;
-		int *no = nn ? realloc(b->ops, cap * sizeof(*no)) : NULL;
-
-		if (nk)
-			b->keys = nk;
-		if (nn)
-			b->names = nn;
-		if (!no) {
-			b->failed = true;
-			return 1;
-		}
-		b->ops = no;
-		b->cap = cap;
-	}
-	b->names[b->n] = strdup(k->name);
-	if (!b->names[b->n]) {
-		b->failed = true;
-		return 1;
-	}
-	b->ops[b->n] = last->on ? SY_KEYS_ON : SY_KEYS_OFF;
-	b->keys[b->n++] = (struct static_key *)k->key;
-	return 0;
+	return key_list_add(b, k, last->on ? SY_KEYS_ON : SY_KEYS_OFF) ? 0 : 1;
 }
 
 static void env_report(void)
@@ -722,7 +703,7 @@ static void env_report(void)
 
 void sy_keys_env_apply(const struct sy_obj *o)
 {
-	struct env_batch b = { 0 };
+	struct key_list b = { 0 };
 	int *res = NULL;
 
 	pthread_once(&env_once, env_parse);
@@ -760,11 +741,7 @@ void sy_keys_env_apply(const struct sy_obj *o)
 		       "%zu keys (%s first): they keep their default", b.n,
 		       b.names[0]);
 	}
-	for (size_t i = 0; i < b.n; i++)
-		free(b.names[i]);
-	free(b.names);
-	free(b.keys);
-	free(b.ops);
+	key_list_free(&b);
 	free(res);
 	if (o->found && !o->name[0])
 		env_report();
