@@ -3,11 +3,12 @@
  * e1_dense.c - seed 001 where it matters (E1 of the suite): a workload
  * dense in disabled tracepoints, under instruction-cache, data-cache and
  * branch-predictor pressure. 512 small functions per variant, each with 4
- * disabled tracepoints (of 64 keys, or 64 flags each on its own cache
- * line, as independent subsystems' would be) around a little work, called
- * through a table in a random order (the text of a variant, ~40-90 KiB,
- * is larger than a 32 KiB L1I; the calls are indirect and unpredictable),
- * with a 16 MiB buffer swept before every round (cold caches):
+ * disabled tracepoints (each its own key, or its own flag on a cache line
+ * of its own, as the kernel's tracepoints are: 2,048 flags, 128 KiB of
+ * lines, more than an L1D holds) around a little work, called through a
+ * table in a random order (the text of a variant, ~40-90 KiB, is larger
+ * than a 32 KiB L1I; the calls are indirect and unpredictable), with a
+ * 16 MiB buffer swept before every round (cold caches):
  *
  *   none   no tracepoint (the floor)
  *   flags  `if (flag[i])`: a load (a cache line each), a test, a branch
@@ -16,7 +17,13 @@
  * Rounds interleave the variants, the first rotated each round; a sample
  * is ns per call. SY_BENCH_RAW=FILE dumps the samples for sybench.py.
  *
- *   e1_dense [ROUNDS [CALLS]]      defaults 41 and 200000
+ *   e1_dense [ROUNDS [CALLS [FUNCS [DATA_MIB]]]]
+ *
+ * ROUNDS 41, CALLS 200000; FUNCS (default 512) calls only the first
+ * FUNCS functions (32: the text fits the L1I, the warm control); DATA_MIB
+ * (default 0) reads a random cache line of a buffer that large with every
+ * call, outside the call's dependency chain, as the application's own
+ * working set would, evicting the flags' lines from the caches.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +34,8 @@
 
 #include "stats.h"
 
-#define NK 64
+#define NF 512
+#define NK (NF * 4)
 #define NV 3
 
 DEFINE_STATIC_KEY_ARRAY_FALSE(dk, NK);
@@ -45,28 +53,29 @@ __attribute__((noinline, cold)) static void trace(int i)
 #define TPN(n) (void)0
 #define TPF(n)                                                                 \
 	do {                                                                   \
-		if (__builtin_expect(df[(n) % NK].on, 0))                      \
+		if (__builtin_expect(df[n].on, 0))                             \
 			trace(n);                                              \
 	} while (0)
 #define TPK(n)                                                                 \
 	do {                                                                   \
-		if (static_branch_unlikely(&dk[(n) % NK]))                     \
+		if (static_branch_unlikely(&dk[n]))                            \
 			trace(n);                                              \
 	} while (0)
 
 /* one function: 4 tracepoints of kind TP around a little dependent work;
- * id is an octal-looking token (000..777), only used in names and as a
- * constant */
+ * id is a 3-digit token (000..777), used in names and, read as octal
+ * (0##id: 0..511), as a
+ * constant: tracepoint id * 4 + k of 2,048 */
 #define FN(V, TP, id)                                                          \
 	__attribute__((noinline)) static uint32_t V##_##id(uint32_t x)        \
 	{                                                                      \
-		TP(id##u * 7u + 0);                                            \
+		TP(0##id##u * 4u + 0);                                            \
 		x = x * 33u + id##u;                                           \
-		TP(id##u * 7u + 1);                                            \
+		TP(0##id##u * 4u + 1);                                            \
 		x ^= x >> 7;                                                   \
-		TP(id##u * 7u + 2);                                            \
+		TP(0##id##u * 4u + 2);                                            \
 		x = x * 17u + 1u;                                              \
-		TP(id##u * 7u + 3);                                            \
+		TP(0##id##u * 4u + 3);                                            \
 		return x;                                                      \
 	}
 #define L1(M, a) M(a##0) M(a##1) M(a##2) M(a##3) M(a##4) M(a##5) M(a##6) M(a##7)
@@ -74,7 +83,6 @@ __attribute__((noinline, cold)) static void trace(int i)
 	L1(M, a##4) L1(M, a##5) L1(M, a##6) L1(M, a##7)
 #define L3(M) L2(M, 0) L2(M, 1) L2(M, 2) L2(M, 3) L2(M, 4) L2(M, 5) L2(M, 6)   \
 	L2(M, 7)
-#define NF 512
 
 #define FN_NONE(id) FN(vn, TPN, id)
 #define FN_FLAGS(id) FN(vf, TPF, id)
@@ -100,25 +108,47 @@ int main(int argc, char **argv)
 	};
 	int rounds = argc > 1 ? atoi(argv[1]) : 41;
 	long calls = argc > 2 ? atol(argv[2]) : 200000;
+	int nf = argc > 3 ? atoi(argv[3]) : NF;
+	long data_mib = argc > 4 ? atol(argv[4]) : 0;
+	size_t data_lines = (size_t)(data_mib > 0 ? data_mib : 0) << 14;
+	volatile uint8_t *data = NULL;
+	uint32_t *didx = NULL;
+	uint64_t acc = 0;
+	char loop[96];
 	double *s = malloc(sizeof(*s) * NV * (size_t)(rounds > 0 ? rounds : 1));
 	uint16_t *seq = malloc(sizeof(*seq) * (size_t)(calls > 0 ? calls : 1));
 	volatile uint8_t *sweep = malloc(SWEEP);
 	uint64_t r = 0x9e3779b97f4a7c15ull;
 	uint32_t x = 1, sink = 0;
 
-	if (rounds < 3 || calls < 1 || !s || !seq || !sweep) {
-		fprintf(stderr, "usage: e1_dense [ROUNDS>=3 [CALLS>=1]]\n");
+	if (data_lines) {
+		data = malloc(data_lines * 64);
+		didx = malloc(sizeof(*didx) * (size_t)(calls > 0 ? calls : 1));
+	}
+	if (rounds < 3 || calls < 1 || nf < 1 || nf > NF || !s || !seq ||
+	    !sweep || (data_lines && (!data || !didx))) {
+		fprintf(stderr, "usage: e1_dense [ROUNDS>=3 [CALLS>=1 "
+			"[FUNCS 1..%d [DATA_MIB]]]]\n", NF);
 		return 2;
 	}
+	if (data)
+		memset((void *)data, 1, data_lines * 64);
 	for (long i = 0; i < calls; i++) {
 		r ^= r << 13;
 		r ^= r >> 7;
 		r ^= r << 17;
-		seq[i] = (uint16_t)(r % NF);
+		seq[i] = (uint16_t)(r % (unsigned)nf);
+		if (didx)
+			didx[i] = (uint32_t)((r >> 20) % data_lines);
 	}
 	for (int v = 0; v < NV; v++)	/* warm up (the sites, the table) */
 		for (long i = 0; i < calls / 10; i++)
 			x = table[v][seq[i]](x);
+	/*
+	 * The application's data: one line per call, its address known
+	 * ahead (not on x's chain), its value summed apart, so the loads
+	 * overlap each other and the calls, and only evict.
+	 */
 	for (int rd = 0; rd < rounds; rd++)
 		for (int k = 0; k < NV; k++) {
 			int v = (rd + k) % NV;
@@ -127,26 +157,38 @@ int main(int argc, char **argv)
 			for (size_t i = 0; i < SWEEP; i += 64)	/* cold */
 				sweep[i]++;
 			t0 = bench_now_ns();
-			for (long i = 0; i < calls; i++)
-				x = table[v][seq[i]](x);
+			if (data)
+				for (long i = 0; i < calls; i++) {
+					acc += data[(size_t)didx[i] * 64];
+					x = table[v][seq[i]](x);
+				}
+			else
+				for (long i = 0; i < calls; i++)
+					x = table[v][seq[i]](x);
 			s[v * rounds + rd] = (bench_now_ns() - t0) / (double)calls;
 		}
-	sink = x;
+	sink = x + (uint32_t)acc;
+	snprintf(loop, sizeof(loop), "dense: %d functions%s", nf,
+		 data ? ", a random data line per call" : "");
 	printf("seed 001 under pressure: ns per call, %d rounds of %ld calls "
-	       "in a random order over %d functions, caches swept before each "
-	       "round (result %u)\n", rounds, calls, NF, sink);
+	       "in a random order over %d functions%s, caches swept before "
+	       "each round (result %u)\n", rounds, calls, nf,
+	       data ? " reading a random line of the data per call" : "",
+	       sink);
 	for (int v = 0; v < NV; v++) {
 		struct bench_summary q = bench_summarize(s + v * rounds,
 							 (size_t)rounds);
 
 		printf("  %-28s %7.3f [%7.3f, %7.3f]\n", names[v], q.median,
 		       q.lo, q.hi);
-		bench_raw("dense tracepoints, cold", names[v], "ns/call",
+		bench_raw(loop, names[v], "ns/call",
 			  s + v * rounds, rounds);
 	}
 	free(s);
 	free(seq);
 	free((void *)sweep);
+	free((void *)data);
+	free(didx);
 	if (fired) {
 		fprintf(stderr, "e1_dense: a disabled tracepoint fired\n");
 		return 1;

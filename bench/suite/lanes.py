@@ -17,6 +17,8 @@ def raw_lines(bindir, prog, tmp, args=()):
     {"loop", "variant", "unit", "samples"} lines, in the order measured.
     The program's own self-checks still apply: a failed one fails here."""
     out = os.path.join(tmp, prog + ".jsonl")
+    if os.path.exists(out):     # the program appends: one run's lines only
+        os.unlink(out)
     env = dict(os.environ, SY_BENCH_RAW=out)
     subprocess.run([os.path.join(bindir, prog), *args], check=True, env=env,
                    stdout=subprocess.DEVNULL)
