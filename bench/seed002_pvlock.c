@@ -25,6 +25,8 @@
  * from (a). Instructions per lock/unlock pair: single-stepped on the
  * patched path (seeds.h); "seed002_pvlock callgrind" runs each loop once
  * for valgrind, where the sites are parked on their detour.
+ * SY_BENCH_RAW=FILE dumps the samples for the suite (bench/sybench.py);
+ * "seed002_pvlock ROUNDS" runs ROUNDS rounds (5..101, default 41).
  *
  * Checks (exit 1): the counter equals the number of lock/unlock pairs of
  * every run, the lock is free at the end, the sites hold what the variants
@@ -39,7 +41,7 @@
 
 #define N1 10000000	/* pairs per run, one thread */
 #define N2 1000000	/* pairs per thread per run, two threads */
-#define ROUNDS 41
+#define MAXROUNDS 101
 #define CG_N 100000
 
 struct pv_lock_ops {
@@ -109,29 +111,35 @@ static void check_sites(void)
 		       "measure the detour\n");
 		return;
 	}
+	/* a native ends its site's room (NOPs before it: its last
+	 * instruction is the one before the return address) */
 	if (c[SEED_SC_PAYLOAD] != 0xe8 ||
-	    memcmp(d + SEED_SC_PAYLOAD, movb, 3)) {
+	    memcmp(d + SEED_SC_PAYLOAD +
+		   seed_site_room(&STATIC_CALL_KEY(sc_unlock_nat)) - 3, movb, 3)) {
 		printf("FAIL: (c) must hold a call, (d) the native\n");
 		failed = 1;
 	}
 }
 
-static double s1[NV][ROUNDS], s2[NV][ROUNDS];
+static double s1[NV][MAXROUNDS], s2[NV][MAXROUNDS];
+static int rounds = 41;
 
-static void print_row(const char *what, double (*s)[ROUNDS], double scale,
+static void print_row(const char *what, double (*s)[MAXROUNDS], double scale,
 		      const char *unit)
 {
 	printf("| %s |", what);
 	for (int v = 0; v < NV; v++) {
-		struct bench_summary m = bench_summarize(s[v], ROUNDS);
+		struct bench_summary m = bench_summarize(s[v], rounds);
+
+		bench_raw(what, names[v], "ns/pair", s[v], rounds);
 
 		printf(" %.2f [%.2f, %.2f] %s |", m.median * scale,
 		       m.lo * scale, m.hi * scale, unit);
 	}
 	printf("\n| %s, %% of (a) |", what);
 	for (int v = 0; v < NV; v++) {
-		struct bench_summary q = seed_ratio(s[v], s[0], ROUNDS);
-		double z = bench_mann_whitney_z(s[v], ROUNDS, s[0], ROUNDS);
+		struct bench_summary q = seed_ratio(s[v], s[0], rounds);
+		double z = bench_mann_whitney_z(s[v], rounds, s[0], rounds);
 
 		if (!v)
 			printf(" 100%% |");
@@ -157,6 +165,14 @@ int main(int argc, char **argv)
 		printf("ran each loop %d times\n", CG_N);
 		return failed;
 	}
+	if (argc > 1) {
+		rounds = atoi(argv[1]);
+		if (rounds < 5 || rounds > MAXROUNDS) {
+			fprintf(stderr, "usage: %s [callgrind | ROUNDS 5..%d]\n",
+				argv[0], MAXROUNDS);
+			return 2;
+		}
+	}
 	seed_banner("seed 002: lock/unlock through direct calls, an ops "
 		    "table, static calls, an inline native");
 	check_sites();
@@ -165,7 +181,7 @@ int main(int argc, char **argv)
 		fns[v](N1 / 10);
 		check(v, N1 / 10, "warm-up");
 	}
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < NV; k++) {
 			int v = (r + k) % NV;
 			double t0 = seed_cpu_ns();
@@ -176,7 +192,7 @@ int main(int argc, char **argv)
 		}
 
 	seed_team_start(&team, 2);
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < NV; k++) {
 			int v = (r + k) % NV;
 
@@ -193,7 +209,7 @@ int main(int argc, char **argv)
 	printf("\nns per lock/unlock pair: one thread (CPU time) %d rounds of "
 	       "%d pairs; "
 	       "two threads %d rounds of 2 x %d pairs (wall time / pairs)\n",
-	       ROUNDS, N1, ROUNDS, N2);
+	       rounds, N1, rounds, N2);
 	printf("| |");
 	for (int v = 0; v < NV; v++)
 		printf(" %s |", names[v]);
