@@ -28,7 +28,7 @@ bench-report.md), with the machine in both:
 
     {"format": "switchyard-bench/1",
      "machine": {"cpu", "flags", "cores", "kernel", "libc", "compiler",
-                 "governor", "turbo", "perf_counters"},
+                 "build", "governor", "turbo", "perf_counters", "pinning"},
      "command": "...",
      "experiments": [{"id", "title", "seed", "lane_note",
         "rows": [{"name", "unit", "median", "ci_low", "ci_high", "n",

@@ -26,7 +26,7 @@ def run(bindir, quick, tmp):
     the same under the application's own data traffic."""
     prog = os.path.join(bindir, "e1_pipe")
     recs = raw_lines(bindir, "e1_pipe", tmp,
-                     ["15", "1000"] if quick else ["41", "2000"])
+                     ["15", "1000"] if quick else ["41", "2000"], pin=False)
     rows, comps, aa = seed_rows(recs)
     dverdict = []
     for args, what in DENSE:

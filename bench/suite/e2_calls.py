@@ -5,6 +5,7 @@ import json
 import subprocess
 
 from .lanes import CG_NOTE, callgrind_rows, raw_lines, seed_rows
+from .machine import pin_cpu, pinned
 from .stats import compare, find, row, said
 
 PROGRAMS = ["bench_sc_call", "seed002_pvlock"]
@@ -20,7 +21,8 @@ def run(bindir, quick, tmp):
     out = os.path.join(tmp, "e2.json")
     rounds = "31" if quick else "201"
     subprocess.run([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
-                    "--json", out], check=True, stdout=subprocess.DEVNULL)
+                    "--json", out], check=True, stdout=subprocess.DEVNULL,
+                   preexec_fn=pinned(pin_cpu()))
     with open(out) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
     base = next(r for r in recs if r["variant"] == "c_direct")
@@ -36,7 +38,8 @@ def run(bindir, quick, tmp):
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
     # the seed's own chain: call -> call -> locked op -> return -> return
-    lock = raw_lines(bindir, "seed002_pvlock", tmp, ["11" if quick else "41"])
+    lock = raw_lines(bindir, "seed002_pvlock", tmp, ["11" if quick else "41"],
+                     pin=False)
     lrows, lcomps, _ = seed_rows(lock)
     rows += lrows + callgrind_rows(bindir, "seed002_pvlock", tmp)
     comps += lcomps

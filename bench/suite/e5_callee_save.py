@@ -12,7 +12,7 @@ def run(bindir, quick, tmp):
     """Seed 004: a lock/unlock loop with 1-4 threads where the unlock is a
     static call to an ordinary function (full save), a callee-save thunk,
     or a hand-written callee-save function (bench/seed004_unlock.c)."""
-    recs = raw_lines(bindir, "seed004_unlock", tmp)
+    recs = raw_lines(bindir, "seed004_unlock", tmp, pin=False)
     rows, comps, aa = seed_rows(recs)
     rows += callgrind_rows(bindir, "seed004_unlock", tmp)
     c1 = find(comps, "1, CPU time: thunk", "1, CPU time: full")

@@ -8,20 +8,23 @@ import re
 import shutil
 import subprocess
 
-from .machine import run
+from .machine import pin_cpu, pinned, run
 from .stats import compare, row
 
 
-def raw_lines(bindir, prog, tmp, args=()):
+def raw_lines(bindir, prog, tmp, args=(), pin=True):
     """Run a seed program with SY_BENCH_RAW (bench/seeds.h): its
     {"loop", "variant", "unit", "samples"} lines, in the order measured.
-    The program's own self-checks still apply: a failed one fails here."""
+    The program's own self-checks still apply: a failed one fails here.
+    pin: run it on one CPU (machine.pin_cpu), for single-threaded
+    programs; the multi-threaded ones pass False."""
     out = os.path.join(tmp, prog + ".jsonl")
     if os.path.exists(out):     # the program appends: one run's lines only
         os.unlink(out)
     env = dict(os.environ, SY_BENCH_RAW=out)
     subprocess.run([os.path.join(bindir, prog), *args], check=True, env=env,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL,
+                   preexec_fn=pinned(pin_cpu() if pin else None))
     with open(out) as f:
         return [json.loads(l) for l in f if l.startswith("{")]
 

@@ -35,6 +35,30 @@ def perf_counters():
     return "available"
 
 
+def pin_cpu():
+    """The CPU single-threaded benchmark programs are pinned to: the last
+    one this process may run on (CPU 0 takes more of the machine's
+    interrupts), or None where pinning is not allowed (a cpuset that
+    refuses it) or pointless (one CPU). Tried on this process and undone."""
+    try:
+        allowed = os.sched_getaffinity(0)
+        if len(allowed) < 2:
+            return None
+        cpu = max(allowed)
+        os.sched_setaffinity(0, {cpu})
+        os.sched_setaffinity(0, allowed)
+        return cpu
+    except (AttributeError, OSError):
+        return None
+
+
+def pinned(cpu):
+    """A preexec_fn pinning the child to cpu (None: no pinning)."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
 def machine(bindir):
     cpu = flags = None
     cores = 0
@@ -69,4 +93,9 @@ def machine(bindir):
         "turbo": read("/sys/devices/system/cpu/intel_pstate/no_turbo")
                  or "not readable",
         "perf_counters": perf_counters(),
+        "pinning": (f"single-threaded programs pinned to CPU {pin_cpu()}; "
+                    "multi-threaded ones pin their own threads or run "
+                    "unpinned (said per experiment)"
+                    if pin_cpu() is not None else "not allowed or one CPU: "
+                    "unpinned"),
     }
