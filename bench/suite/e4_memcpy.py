@@ -4,7 +4,7 @@ import os
 import re
 
 from .lanes import by_loop, raw_lines
-from .machine import run
+from .machine import run as run_cmd
 from .stats import compare, row
 
 PROGRAMS = ["memcpy_bench"]
@@ -37,7 +37,7 @@ def run(bindir, quick, tmp):
     # as its interval the sizes between which the two strategies are
     # within the noise (Mann-Whitney at 5%: lo and hi of
     # struct switchyard_memcpy_breakeven)
-    cal = run([os.path.join(bindir, "memcpy_bench"), "--calibrate"])
+    cal = run_cmd([os.path.join(bindir, "memcpy_bench"), "--calibrate"])
     bes = []
     for line in cal.splitlines():
         m = re.match(r"(\S+)\s+short->loop (\d+) (\d+) (\d+)\s+"
