@@ -147,8 +147,10 @@ static int run_callgrind(void)
 		return 1;
 	switchyard_memcpy_get_thresholds(&th);
 	printf("switchyard_memcpy: loop %s, short_max %u, rep_min %u "
-	       "(source %d)\n", strategy_name(th.loop), th.short_max,
-	       th.rep_min, (int)th.source);
+	       "(thresholds from %s)\n", strategy_name(th.loop), th.short_max,
+	       th.rep_min, th.source == SWITCHYARD_MEMCPY_FROM_FILE ?
+	       "the calibration file" : th.source == SWITCHYARD_MEMCPY_FROM_ENV ?
+	       "SWITCHYARD_MEMCPY" : "the default table");
 	for (unsigned i = 0; i < MAXSIZE + 128; i++)
 		src[i] = (unsigned char)(i * 7 + 1);
 	for (size_t p = 0; p < sizeof(cg_point) / sizeof(cg_point[0]); p++) {

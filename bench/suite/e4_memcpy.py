@@ -68,9 +68,13 @@ def run(bindir, quick, tmp):
     if not cg["skipped"]:
         sy = re.search(r"switchyard_memcpy: (.*)", cg["stdout"])
         gl = cg_callees(cg["file"], r"v_glibc_.*")
+        # and outside valgrind (the clock lane's): the same mode, natively
+        nat = re.search(r"switchyard_memcpy: (.*)", run_cmd(
+            [os.path.join(bindir, "memcpy_bench"), "callgrind"]))
         flav = (f"; under valgrind's CPUID switchyard_memcpy ran "
                 f"{sy.group(1) if sy else '?'}; glibc's IFUNC chose "
-                f"{', '.join(gl) or '?'}")
+                f"{', '.join(gl) or '?'} (natively, as in the clock rows, "
+                f"switchyard_memcpy runs {nat.group(1) if nat else '?'})")
         rep = re.search(r"rep_min (\d+)", cg["stdout"])
         rep_min = int(rep.group(1)) if rep else 1 << 32
         def two(n, c, ev, fmt):
