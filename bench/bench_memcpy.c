@@ -28,7 +28,15 @@
  *   libc switchyard_memcpy not slower than glibc's: "no" only when its
  *        times are significantly above glibc's
  *
+ * "memcpy_bench callgrind" is the suite's deterministic lane (sybench.py
+ * runs it under valgrind --tool=callgrind with the cache and branch
+ * simulations): CG_COPIES copies at each of a few sizes, fixed and random,
+ * aligned, by switchyard_memcpy and glibc's memcpy, each point in a
+ * function of its own (v_sy_64_fixed, v_glibc_64_random, ...) so that
+ * callgrind_annotate attributes the copies to it.
+ *
  *   bench_memcpy [--rounds N] [--quick] [--calibrate [--save]]
+ *   bench_memcpy callgrind
  */
 #include <errno.h>
 #include <stdint.h>
@@ -70,6 +78,115 @@ time_batch(switchyard_memcpy_fn f, unsigned char *d, const unsigned char *s,
 	t0 = bench_now_ns() - t0;
 	seq_pos = p + k;
 	return t0;
+}
+
+/* ---- the callgrind lane ---------------------------------------------- */
+
+#define CG_COPIES 1000
+
+/* gcc would fold the identical bodies below into one function (-fipa-icf)
+ * and callgrind would then give all the points one name */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CG_FN_ATTR __attribute__((noinline, no_icf))
+#else
+#define CG_FN_ATTR __attribute__((noinline))
+#endif
+
+/* one point: the contender through a volatile pointer, as time_batch
+ * calls it, the sizes from seq (all n for a fixed size) */
+#define CG_POINT(who, n, cond)                                                 \
+	CG_FN_ATTR static void v_##who##_##n##_##cond(switchyard_memcpy_fn f, \
+						      unsigned char *d,        \
+						      const unsigned char *s)  \
+	{                                                                      \
+		switchyard_memcpy_fn volatile fv = f;                          \
+                                                                               \
+		for (unsigned i = 0; i < CG_COPIES; i++)                       \
+			fv(d, s, seq[i]);                                      \
+	}
+#define CG_SIZE(n)                                                             \
+	CG_POINT(sy, n, fixed) CG_POINT(glibc, n, fixed)                       \
+	CG_POINT(sy, n, random) CG_POINT(glibc, n, random)
+#define CG_SIZES(M) M(8) M(64) M(256) M(2048) M(8192)
+
+CG_SIZES(CG_SIZE)
+
+#define CG_ROW(n)                                                              \
+	{ n, { { v_sy_##n##_fixed, v_glibc_##n##_fixed },                      \
+	       { v_sy_##n##_random, v_glibc_##n##_random } } },
+static const struct {
+	unsigned n;
+	void (*f[2][2])(switchyard_memcpy_fn, unsigned char *,
+			const unsigned char *);
+} cg_point[] = { CG_SIZES(CG_ROW) };
+
+static const char *strategy_name(enum switchyard_memcpy_strategy s)
+{
+	static const char *const name[SWITCHYARD_MEMCPY_STRATEGIES] = {
+		"short", "loop", "sse2", "avx2", "avx512", "rep movsb",
+	};
+
+	return (unsigned)s < SWITCHYARD_MEMCPY_STRATEGIES ? name[s] : "?";
+}
+
+/* Each point's sizes as the timed run draws them (aligned), a warm-up
+ * outside the point's function (the code, the simulated predictors),
+ * then the point; every copy checked. Under valgrind CPUID is valgrind's
+ * (no AVX-512 in 3.19): switchyard_memcpy's flavour and glibc's IFUNC
+ * choice follow it, and the first line says what switchyard picked. */
+static int run_callgrind(void)
+{
+	static const char *const who[2] = { "sy_memcpy", "glibc" };
+	switchyard_memcpy_fn fs[2] = { switchyard_memcpy, memcpy };
+	struct switchyard_memcpy_thresholds th;
+	unsigned char *src = aligned_alloc(64, MAXSIZE + 128);
+	unsigned char *dst = aligned_alloc(64, MAXSIZE + 128);
+	int bad = 0;
+
+	if (!src || !dst)
+		return 1;
+	switchyard_memcpy_get_thresholds(&th);
+	printf("switchyard_memcpy: loop %s, short_max %u, rep_min %u "
+	       "(thresholds from %s)\n", strategy_name(th.loop), th.short_max,
+	       th.rep_min, th.source == SWITCHYARD_MEMCPY_FROM_FILE ?
+	       "the calibration file" : th.source == SWITCHYARD_MEMCPY_FROM_ENV ?
+	       "SWITCHYARD_MEMCPY" : "the default table");
+	for (unsigned i = 0; i < MAXSIZE + 128; i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	for (size_t p = 0; p < sizeof(cg_point) / sizeof(cg_point[0]); p++) {
+		unsigned n = cg_point[p].n, w = n / 4 < 2 ? 2 : n / 4;
+		unsigned lo = n > w ? n - w : 1, hi = n + w;
+
+		for (int rnd = 0; rnd < 2; rnd++) {
+			uint64_t x = 0x2545f4914f6cdd1dull ^ n;
+
+			for (int i = 0; i < CG_COPIES; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				seq[i] = (uint16_t)(rnd ? lo + (unsigned)(x >> 20) %
+						       (hi - lo + 1) : n);
+			}
+			for (int c = 0; c < 2; c++) {
+				for (int i = 0; i < CG_COPIES / 4; i++)
+					fs[c](dst, src, seq[i]);
+				memset(dst, 0, MAXSIZE + 128);
+				cg_point[p].f[rnd][c](fs[c], dst, src);
+				/* the last copy's bytes, and nothing past them */
+				if (memcmp(dst, src, seq[CG_COPIES - 1]) ||
+				    dst[hi] != 0) {
+					fprintf(stderr, "%s: copy of %u bytes "
+						"wrong\n", who[c],
+						seq[CG_COPIES - 1]);
+					bad = 1;
+				}
+			}
+		}
+	}
+	free(src);
+	free(dst);
+	printf("ran each loop %d times\n", CG_COPIES);
+	return bad;
 }
 
 static void print_cpu(void)
@@ -138,6 +255,8 @@ int main(int argc, char **argv)
 	double worst5 = 0, worstlibc = 0;
 	double *s, *tmp;
 
+	if (argc > 1 && !strcmp(argv[1], "callgrind"))
+		return run_callgrind();
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
@@ -149,7 +268,7 @@ int main(int argc, char **argv)
 			save = 1;
 		else {
 			fprintf(stderr, "usage: %s [--rounds N] [--quick] "
-				"[--calibrate [--save]]\n", argv[0]);
+				"[--calibrate [--save]] | callgrind\n", argv[0]);
 			return 2;
 		}
 	}

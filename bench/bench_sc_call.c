@@ -35,6 +35,9 @@
  *   bench_sc_call --callgrind N1 N2   (under valgrind --tool=callgrind:
  *       dumps each chain loop's counts after N1 and after N2 calls; the
  *       difference / (N2 - N1) is the instructions per call)
+ *   bench_sc_call callgrind [N]   (the suite's deterministic lane: each
+ *       chain loop once, N calls (default 10000), no dumps: sybench.py
+ *       divides each loop's inclusive counts by N)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -598,6 +601,32 @@ static int run_callgrind(long n1, long n2)
 #endif
 }
 
+/* The suite's callgrind lane (bench/suite/e2_calls.py): every chain loop
+ * once, after a short warm-up (lazy binding, the ifunc and target_clones
+ * resolvers, the simulated predictors), for counts over the whole run.
+ * Valgrind has no rseq: the static call sites stay parked on their
+ * detour, and the states printed say so. */
+static int run_lane(long n)
+{
+	long x = 1;
+
+	if (n < 1)
+		return 2;
+	printf("target_clones %s\n", !SC_HAVE_CLONES ? "left out (clang < 16)" :
+	       __builtin_cpu_supports("avx2") ? "picks the avx2 clone"
+					      : "picks the default clone");
+	for (int i = 0; i < NCHAIN; i++) {
+		if (chain[i].f == c_calib)
+			continue;
+		x = chain[i].f(x, 100);
+		x = chain[i].f(x, n);
+	}
+	print_site("c_static", c_static, (const void *)sc_tgt_a);
+	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
+	printf("ran each loop %ld times (result %ld)\n", n, x);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = 51;
@@ -606,6 +635,8 @@ int main(int argc, char **argv)
 	FILE *json = NULL;
 	int first = 1;
 
+	if (argc > 1 && !strcmp(argv[1], "callgrind"))
+		return run_lane(argc > 2 ? atol(argv[2]) : 10000);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
@@ -618,7 +649,8 @@ int main(int argc, char **argv)
 					     atol(argv[i + 2]));
 		else {
 			fprintf(stderr, "usage: %s [--rounds R] [--n N] "
-				"[--json FILE] | --callgrind N1 N2\n", argv[0]);
+				"[--json FILE] | --callgrind N1 N2 | callgrind "
+				"[N]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -18,9 +18,16 @@ like the rest, as the noise floor a difference has to clear.
 
 Lanes: "clock" (CLOCK_MONOTONIC in the program); "perf" (hardware
 counters through perf_event_open, where the machine has them: these KVM
-guests do not, and the machine record says so) and "callgrind"
-(valgrind's instruction counts, deterministic) are the format's other
-values.
+guests do not, and the machine record says so); "callgrind" (the
+deterministic lane: one run of a program's callgrind mode under valgrind
+--tool=callgrind --smc-check=all --cache-sim=yes --branch-sim=yes, each
+measured function's inclusive counts divided by the iterations it ran;
+one row per function and event, units "instructions/ITER", "I1
+misses/ITER", "cond. branch mispredicts/ITER", "indirect branch
+mispredicts/ITER" with ITER iter, call or copy; n = 1, the interval the
+value itself; valgrind's simulated caches are the host's geometry, named
+in the lane note; no rseq under valgrind: static call sites run their
+detour there); "static" (sizes read from the built program, nm -S).
 
 Output: the JSON document below (--json FILE, default
 bench-results.json) and a Markdown report (--md FILE, default
@@ -38,9 +45,11 @@ bench-report.md), with the machine in both:
         "verdict": "..."}]}
 
 Built so far: E1 (dense tracepoints under pressure, the pipe test,
-function bytes), E2, E3, E4, E5 in the clock lane, E3 and E5 in
-the callgrind lane too (--quick: E1-E4; E5 takes about 4 minutes). Not
-yet (see the issue's note): the callgrind lane of E1, E2 and E4, the peers beyond those E2 measures, plots.
+function bytes), E2, E3, E4, E5 in the clock lane, all five in the
+callgrind lane too (E1: the dense workload; E2: the x = f(x) chain; E4:
+5 sizes fixed and random, aligned) (--quick: E1-E4; E5 takes about 4
+minutes). Not yet (see the issue's note): the peers beyond those E2
+measures, plots.
 """
 import argparse
 import json

@@ -2,7 +2,8 @@
 """E1 (seed 001): disabled tracepoints as none, flag checks, static keys."""
 import os
 
-from .lanes import nm_rows, raw_lines, seed_rows
+from .lanes import callgrind_run, cg_note, cg_said, nm_rows, raw_lines, \
+    seed_rows
 from .stats import compare, find, said
 
 PROGRAMS = ["e1_pipe", "e1_dense"]
@@ -47,6 +48,18 @@ def run(bindir, quick, tmp):
                         f", keys vs none "
                         f"{said(find(dcomps, 'static keys', 'no tracepoint'))}"
                         f", keys vs flags {said(dkf)}")
+    # the deterministic lane: the same calls, counted by valgrind's
+    # simulated I1 and branch predictor (e1_dense's callgrind mode)
+    cgn = {"v_none": "dense tracepoints, steady state: no tracepoint",
+           "v_flags": "dense tracepoints, steady state: 4 flag checks per "
+                      "function",
+           "v_keys": "dense tracepoints, steady state: 4 static keys per "
+                     "function"}
+    cg = callgrind_run(bindir, "e1_dense", tmp, ["callgrind", "20000"],
+                       names=cgn, per="call")
+    rows += cg["rows"]
+    short = dict(zip(cgn, ("none", "flags", "keys")))
+    cgn_short = {cgn[k]: v for k, v in short.items()}
     rows += nm_rows(os.path.join(bindir, "e1_dense"), {
         "vn_000": "hot bytes of one dense function, no tracepoint",
         "vf_000": "hot bytes of one dense function, 4 flag checks",
@@ -65,16 +78,33 @@ def run(bindir, quick, tmp):
                  "pipe round trip: 8 flag checks per side",
                  got["8 flag checks per side"])
     comps.append(kf)
+    cg_said_ = ("" if cg["skipped"] else
+                "; per call in a steady state (callgrind): I1 misses "
+                f"{cg_said(cg['rows'], 'I1 misses', cgn_short, '{:.3f}')}, "
+                "cond. branch mispredicts "
+                f"{cg_said(cg['rows'], 'cond. branch mispredicts', cgn_short, '{:.3f}')}, "
+                "indirect mispredicts "
+                f"{cg_said(cg['rows'], 'indirect branch mispredicts', cgn_short, '{:.3f}')}, "
+                "instructions "
+                f"{cg_said(cg['rows'], 'instructions', cgn_short, '{:.1f}')}")
     verdict = (f"dense tracepoints, per call: {'; '.join(dverdict)}; pipe "
                f"test, per round trip, flags vs none {said(f)}, keys vs none "
                f"{said(k)}, keys vs flags {said(kf)}; function bytes: keys "
                f"{size_of.get('keys', '?')} vs flags "
                f"{size_of.get('flags', '?')} (seed 001's pipe test: a few "
                "percent fewer instructions and branches with keys, the time "
-               "within its noise)")
+               "within its noise)" + cg_said_)
     return {"id": "E1", "seed": "001",
             "title": "disabled tracepoints: none, flags, static keys (dense "
                      "under pressure; pipe ping-pong)",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": "static rows: nm -S of the built program",
+            "lane_note": "static rows: nm -S of the built program; " + cg_note(
+                cg, "callgrind rows (dense tracepoints, steady state): "
+                f"{cg['n']} calls per variant through its driver (v_none, "
+                "v_flags, v_keys; inclusive counts / calls) after a "
+                "warm-up outside it, no 16 MiB sweep (the flags' loads "
+                "hit D1 here), under valgrind --tool=callgrind "
+                "--smc-check=all --cache-sim=yes --branch-sim=yes: "
+                "instructions, I1 misses, simulated conditional and "
+                "indirect branch mispredicts per call"),
             "verdict": verdict}

@@ -2,11 +2,15 @@
 """E2 (seed 002): direct, static and indirect calls."""
 import os
 import json
+import re
 import subprocess
 
-from .lanes import CG_NOTE, callgrind_rows, raw_lines, seed_rows
+from .lanes import (CG_NOTE, callgrind_rows, callgrind_run, cg_note,
+                    cg_said, raw_lines, seed_rows)
 from .machine import pin_cpu, pinned
 from .stats import compare, find, row, said
+
+DETOUR = " [detour path: no rseq under valgrind]"
 
 PROGRAMS = ["bench_sc_call", "seed002_pvlock"]
 
@@ -50,19 +54,58 @@ def run(bindir, quick, tmp):
         for n in ("1 thread, ns/pair", "2 threads, ns/pair"))
     sc = next(c for c in comps if c["a"].startswith("static_call, target in reach"))
     ptr = next(c for c in comps if c["a"].startswith("function pointer (indirect"))
+    # the deterministic lane: each chain loop once under callgrind (row
+    # names as the clock rows'; static call sites are parked there)
+    names = {r["variant"]: r["name"] + (DETOUR if "_static" in r["variant"]
+                                        else "")
+             for r in recs if r["variant"] != "c_calib"}
+    cg = callgrind_run(bindir, "bench_sc_call", tmp, ["callgrind", "10000"],
+                       names=names, per="call")
+    rows += cg["rows"]
+    short = {names["c_direct"]: "direct",
+             names["c_static"]: "static call (detour)",
+             names["c_pointer"]: "pointer",
+             names["c_retpoline"]: "retpoline",
+             names["c_plt"]: "PLT", names["c_ifunc"]: "ifunc"}
+    if "c_clones" in names:
+        short[names["c_clones"]] = "target_clones"
+    clones = re.search(r"target_clones (.*)", cg["stdout"])
+    sites = [" ".join(l.split(";")[0].split()[2:])
+             for l in cg["stdout"].splitlines()
+             if l.strip().startswith("site in")]
+    note = cg_note(cg, "callgrind rows: bench_sc_call's callgrind mode, "
+                   f"each x = f(x) loop once for {cg['n']} calls after a "
+                   "warm-up, under valgrind --tool=callgrind "
+                   "--smc-check=all --cache-sim=yes --branch-sim=yes: "
+                   "instructions, I1 misses, simulated conditional and "
+                   "indirect branch mispredicts per call, the loop's own "
+                   "increment and compare included; valgrind has no rseq, "
+                   "so the static call rows count the detour path, not "
+                   "the patched call (sites as the run left them: "
+                   + "; ".join(sites) + "); valgrind's branch simulation "
+                   "counts indirect calls and jumps, not returns: a "
+                   "retpoline (its indirect call made a return) has none"
+                   + (f"; under valgrind's CPUID target_clones "
+                      f"{clones.group(1)}" if clones else ""))
     verdict = (f"static call {sc['ratio']:.2f}x a direct call "
                f"({'~' if sc['verdict'] == '~' else 'p=%.3g' % sc['p_value']}), "
                f"function pointer {ptr['ratio']:.2f}x "
                f"({'~' if ptr['verdict'] == '~' else 'p=%.3g' % ptr['p_value']})"
                f" in the x = f(x) chain; lock/unlock pairs vs direct calls, {chain} "
                "(seed 002: patching the ops table's indirect calls into "
-               "direct ones takes back its ~2%)")
+               "direct ones takes back its ~2%)"
+               + ("" if cg["skipped"] else
+                  "; instructions per call (callgrind): "
+                  + cg_said(cg["rows"], "instructions", short, "{:.1f}")
+                  + "; indirect mispredicts per call: "
+                  + cg_said(cg["rows"], "indirect branch mispredicts",
+                            short, "{:.3f}")))
     return {"id": "E2", "seed": "002",
             "title": "indirect vs direct vs static call (x = f(x) chain; "
                      "the seed's lock/unlock chain)",
             "rows": rows, "comparisons": comps,
-            "lane_note": "lock/unlock rows: bench/seed002_pvlock.c (1 "
-                         "thread: CPU time; 2 threads on one lock: wall "
-                         "time); " + CG_NOTE,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
+            "lane_note": note + "; lock/unlock rows: bench/seed002_pvlock.c "
+                         "(1 thread: CPU time; 2 threads on one lock: wall "
+                         "time), their callgrind rows (v_*): " + CG_NOTE,
             "verdict": verdict}

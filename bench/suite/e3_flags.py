@@ -2,7 +2,7 @@
 """E3 (seed 000): push; popf against test; jz."""
 import os
 
-from .lanes import CG_NOTE, callgrind_rows, raw_lines, seed_rows
+from .lanes import callgrind_run, cg_note, cg_said, raw_lines, seed_rows
 from .stats import compare, said
 
 PROGRAMS = ["seed000_popf"]
@@ -14,7 +14,8 @@ def run(bindir, quick, tmp):
     and clear, and the plain call they replace (bench/seed000_popf.c)."""
     recs = raw_lines(bindir, "seed000_popf", tmp)
     rows, comps, aa = seed_rows(recs)
-    rows += callgrind_rows(bindir, "seed000_popf", tmp)
+    cg = callgrind_run(bindir, "seed000_popf", tmp)
+    rows += cg["rows"]
     out = []
     for loop in ("CF set", "CF clear"):
         rs = {r["variant"]: r["samples"] for r in recs if r["loop"] == loop}
@@ -28,6 +29,9 @@ def run(bindir, quick, tmp):
     return {"id": "E3", "seed": "000",
             "title": "push; popf vs test; jz to restore the flags",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": CG_NOTE,
+            "lane_note": cg_note(cg) + ("" if cg["skipped"] else
+                ("; instructions/iter: " + cg_said(
+                    cg["rows"], "instructions",
+                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}"))),
             "verdict": "; ".join(out) + " (seed 000: the test form is the "
                        "cheaper one)"}

@@ -3,7 +3,8 @@
 import os
 import re
 
-from .lanes import by_loop, callgrind_rows, raw_lines
+from .lanes import by_loop, callgrind_rows, callgrind_run, cg_callees, \
+    cg_get, cg_note, raw_lines
 from .machine import run as sh
 from .stats import compare, median, row
 
@@ -39,6 +40,44 @@ def run(bindir, quick, tmp):
     crows, ccomps, cold = cold_calls(bindir, quick, tmp)
     rows += crows
     comps += ccomps
+    # the deterministic lane: a few sizes, fixed and random (aligned), by
+    # each, counted under callgrind (memcpy_bench's callgrind mode); rows
+    # named as the clock rows
+    sizes = (8, 64, 256, 2048, 8192)
+    names = {f"v_{who}_{n}_{c}": f"{n} aligned {c}: {v}"
+             for n in sizes for c in ("fixed", "random")
+             for who, v in (("sy", "sy_memcpy"), ("glibc", "glibc"))}
+    cg = callgrind_run(bindir, "memcpy_bench", tmp, ["callgrind"],
+                       names=names, per="copy")
+    rows += cg["rows"]
+    cgv = flav = ""
+    if not cg["skipped"]:
+        sy = re.search(r"switchyard_memcpy: (.*)", cg["stdout"])
+        gl = cg_callees(cg["file"], r"v_glibc_.*")
+        # and outside valgrind (the clock lane's): the same mode, natively
+        nat = re.search(r"switchyard_memcpy: (.*)", sh(
+            [os.path.join(bindir, "memcpy_bench"), "callgrind"]))
+        flav = (f"; under valgrind's CPUID switchyard_memcpy ran "
+                f"{sy.group(1) if sy else '?'}; glibc's IFUNC chose "
+                f"{', '.join(gl) or '?'} (natively, as in the clock rows, "
+                f"switchyard_memcpy runs {nat.group(1) if nat else '?'})")
+        rep = re.search(r"rep_min (\d+)", cg["stdout"])
+        rep_min = int(rep.group(1)) if rep else 1 << 32
+        def two(n, c, ev, fmt):
+            v = [cg_get(cg["rows"], f"{n} aligned {c}: {w}", ev)
+                 for w in ("sy_memcpy", "glibc")]
+            return " / ".join("?" if x is None else fmt.format(x) for x in v)
+        cgv = ("; callgrind, per copy, sy_memcpy / glibc: instructions at "
+               "fixed sizes " + ", ".join(
+                   f"{n}: {two(n, 'fixed', 'instructions', '{:.1f}')}"
+                   for n in sizes)
+               + "; cond. mispredicts at random sizes " + ", ".join(
+                   f"{n}: {two(n, 'random', 'cond. branch mispredicts', '{:.2f}')}"
+                   for n in sizes))
+        big = [str(n) for n in sizes if n >= rep_min]
+        if big:
+            cgv += (f" (sy_memcpy at {', '.join(big)}: rep movsb, which "
+                    "valgrind counts as one instruction a byte)")
     first = next(iter(loops.values()))[0]["samples"]
     aa = compare("odd rounds", first[1::2], "even rounds", first[0::2])
     verdict = ("loop -> rep movsb break-even: " + ", ".join(bes) + "; " if bes
@@ -53,14 +92,25 @@ def run(bindir, quick, tmp):
                          "largest size any calibration found (n: the "
                          "calibrations that found one on the grid); cold "
                          "rows: ns per 64 KiB code walk + copy, with LFENCE "
-                         "(bench/e4_cold.c)" + (
-                             "; " + CG_COLD if any(r["lane"] == "callgrind"
+                         "(bench/e4_cold.c); "
+                         + cg_note(cg, f"callgrind rows: {cg['n']} copies "
+                                   "per point (aligned), each point in a "
+                                   "function of its own, after a warm-up, "
+                                   "under valgrind --tool=callgrind "
+                                   "--smc-check=all --cache-sim=yes "
+                                   "--branch-sim=yes: instructions, I1 "
+                                   "misses, simulated conditional and "
+                                   "indirect branch mispredicts per copy, "
+                                   "the call through a volatile pointer "
+                                   "included; valgrind counts every "
+                                   "iteration of rep movsb as an "
+                                   "instruction" + flav) + (
+                             "; " + CG_COLD if any(r["name"].startswith("v_")
                                                    for r in rows) else ""),
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
             "verdict": verdict + " (points of sizes 1..8192; seed 003: no "
                        "single strategy wins everywhere, thresholds must be "
-                       "measured)"}
-
+                       "measured)" + cgv}
 
 CG_COLD = ("callgrind rows: per walk + copy (the walk alone: v_evict), "
            "under valgrind, whose CPUID is its own: glibc's IFUNC and "

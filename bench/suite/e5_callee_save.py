@@ -2,7 +2,7 @@
 """E5 (seed 004): full save against callee-save calls."""
 import os
 
-from .lanes import CG_NOTE, callgrind_rows, raw_lines, seed_rows
+from .lanes import callgrind_run, cg_note, cg_said, raw_lines, seed_rows
 from .stats import find, said
 
 PROGRAMS = ["seed004_unlock"]
@@ -14,13 +14,17 @@ def run(bindir, quick, tmp):
     or a hand-written callee-save function (bench/seed004_unlock.c)."""
     recs = raw_lines(bindir, "seed004_unlock", tmp, pin=False)
     rows, comps, aa = seed_rows(recs)
-    rows += callgrind_rows(bindir, "seed004_unlock", tmp)
+    cg = callgrind_run(bindir, "seed004_unlock", tmp)
+    rows += cg["rows"]
     c1 = find(comps, "1, CPU time: thunk", "1, CPU time: full")
     c2 = find(comps, "1, CPU time: fast", "1, CPU time: full")
     return {"id": "E5", "seed": "004",
             "title": "lock/unlock with 1-4 threads: full save vs callee-save",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": CG_NOTE,
+            "lane_note": cg_note(cg) + ("" if cg["skipped"] else
+                ("; instructions/iter: " + cg_said(
+                    cg["rows"], "instructions",
+                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}"))),
             "verdict": f"1 thread: thunk vs full {said(c1)}, hand-written "
                        f"callee-save vs full {said(c2)} (seed 004: callee-"
                        "save calls save the caller's register spills)"}

@@ -69,37 +69,153 @@ def nm_rows(prog, labels):
     return rows
 
 
-CG_NOTE = ("callgrind rows: instructions per iteration of each loop (v_*); "
+# The events of the deterministic lane: callgrind's names (--cache-sim=yes
+# --branch-sim=yes) and the unit a row gives them, per iteration
+CG_EVENTS = (("Ir", "instructions"), ("I1mr", "I1 misses"),
+             ("Bcm", "cond. branch mispredicts"),
+             ("Bim", "indirect branch mispredicts"))
+
+CG_NOTE = ("callgrind rows: valgrind --tool=callgrind --smc-check=all "
+           "--cache-sim=yes --branch-sim=yes, one run: instructions, I1 "
+           "misses, simulated conditional and indirect branch mispredicts "
+           "per iteration of each loop (v_*, inclusive of what it calls); "
            "valgrind has no rseq, so its static call sites run their "
            "detour: those rows count the detour path")
 
 
-def callgrind_rows(bindir, prog, tmp):
-    """The deterministic lane: instructions per iteration of each measured
-    loop (the functions v_*), one run of the program's "callgrind" mode
-    under valgrind --tool=callgrind --smc-check=all. Valgrind has no rseq:
-    static call sites run their detour there, so those rows count the
-    detour path (as bench/run_seeds.sh says). None without valgrind."""
-    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
-        return []
-    cg = os.path.join(tmp, prog + ".cg")
-    res = subprocess.run(["valgrind", "--tool=callgrind", "--smc-check=all",
-                          f"--callgrind-out-file={cg}",
-                          os.path.join(bindir, prog), "callgrind"],
-                         capture_output=True, text=True, timeout=600)
-    m = re.search(r"ran each loop (\d+) times", res.stdout)
-    if res.returncode or not m:
-        return []
-    n = int(m.group(1))
-    ann = run(["callgrind_annotate", "--inclusive=yes", cg])
-    rows, seen = [], set()
-    for line in ann.splitlines():
-        mm = re.match(r"\s*([\d,]+) .*:(v_\w+)", line)
-        if not mm or mm.group(2) in seen:
+def parse_annotate(text, n, names=None, per="iter", lane="callgrind"):
+    """Rows from `callgrind_annotate --inclusive=yes` output: one per
+    (function, event of CG_EVENTS), the function's inclusive count
+    divided by n (the iterations the program says it ran). names maps a
+    function to its row name; without it, every function named v_* is
+    a row under its own name. The columns are read from the "Events
+    shown:" line, so any event selection parses; "." is a zero."""
+    events, rows, seen = None, [], set()
+    for line in text.splitlines():
+        if line.startswith("Events shown:"):
+            events = line.split(":", 1)[1].split()
             continue
-        seen.add(mm.group(2))
-        v = int(mm.group(1).replace(",", "")) / n
-        rows.append({"name": mm.group(2), "unit": "instructions/iter",
-                     "median": v, "ci_low": v, "ci_high": v, "n": 1,
-                     "outliers": 0, "lane": "callgrind"})
+        if events is None:
+            continue
+        # counts are "1,234 (12.34%)" or "." (zero): drop the percentages
+        f = re.sub(r"\(\s*[\d.]+%\)", " ", line).split()
+        if len(f) <= len(events) or \
+           not all(re.fullmatch(r"[\d,]+|\.", x) for x in f[:len(events)]):
+            continue
+        where = " ".join(f[len(events):])
+        fn = re.sub(r"\s+\[.*\]$", "", where).rsplit(":", 1)[-1]
+        name = (names.get(fn) if names is not None
+                else (fn if re.fullmatch(r"v_\w+", fn) else None))
+        if name is None or fn in seen:
+            continue	# a function is listed once inclusive: keep the first
+        seen.add(fn)
+        got = {e: (0 if x == "." else int(x.replace(",", "")))
+               for e, x in zip(events, f)}
+        for ev, label in CG_EVENTS:
+            if ev not in got:
+                continue
+            v = got[ev] / n
+            rows.append({"name": name, "unit": f"{label}/{per}",
+                         "median": v, "ci_low": v, "ci_high": v, "n": 1,
+                         "outliers": 0, "lane": lane})
     return rows
+
+
+def cg_geometry(text):
+    """The simulated caches, from the annotate (or callgrind.out) header:
+    valgrind takes them from the host's CPUID unless told otherwise."""
+    g = re.findall(r"^(?:desc: )?(I1|D1|LL) cache:\s*(.+)$", text, re.M)
+    return "; ".join(f"{c} {d.strip()}" for c, d in g)
+
+
+def callgrind_run(bindir, prog, tmp, args=("callgrind",), names=None,
+                  per="iter"):
+    """The deterministic lane: one run of the program's callgrind mode
+    (it prints "ran each loop N times") under valgrind --tool=callgrind
+    --smc-check=all (the library rewrites code: valgrind must translate
+    it again) --cache-sim=yes --branch-sim=yes; rows per parse_annotate.
+    Valgrind has no rseq: static call sites run their detour there, so
+    those rows count the detour path (as bench/run_seeds.sh says).
+    Returns {"rows", "n", "geometry", "stdout", "skipped"}: skipped is
+    why there are no rows (no valgrind, or the run failed), else None."""
+    res = {"rows": [], "n": 0, "geometry": "", "stdout": "", "file": None,
+           "skipped": None}
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        res["skipped"] = "valgrind not installed"
+        return res
+    cg = os.path.join(tmp, prog + ".cg")
+    try:
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--smc-check=all",
+                            "--cache-sim=yes", "--branch-sim=yes",
+                            f"--callgrind-out-file={cg}",
+                            os.path.join(bindir, prog), *args],
+                           capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        res["skipped"] = "the run under valgrind timed out"
+        return res
+    res["stdout"] = p.stdout
+    m = re.search(r"ran each loop (\d+) times", p.stdout)
+    if p.returncode or not m:
+        err = [l for l in p.stderr.splitlines() if not l.startswith("==")]
+        res["skipped"] = (f"{prog} failed under valgrind (exit "
+                          f"{p.returncode}{': ' + err[-1] if err else ''})")
+        return res
+    res["n"] = int(m.group(1))
+    res["file"] = cg
+    ann = run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
+               "--auto=no",
+               cg])
+    res["geometry"] = cg_geometry(ann)
+    res["rows"] = parse_annotate(ann, res["n"], names, per)
+    if not res["rows"]:
+        res["skipped"] = "no measured function in callgrind_annotate's output"
+    return res
+
+
+def callgrind_rows(bindir, prog, tmp):
+    """callgrind_run's rows alone ([] when skipped)."""
+    return callgrind_run(bindir, prog, tmp)["rows"]
+
+
+def cg_said(rows, label, names, fmt="{:.2f}"):
+    """ "a X, b Y, ..." for the lane's rows of one event: names maps a row
+    name to what the sentence calls it."""
+    return ", ".join(f"{short} {fmt.format(v)}" for name, short in
+                     names.items()
+                     if (v := cg_get(rows, name, label)) is not None)
+
+
+def cg_note(res, what=CG_NOTE):
+    """The lane note: what the rows are, with the simulated caches; or
+    why the lane was skipped."""
+    if res["skipped"]:
+        return f"callgrind lane skipped: {res['skipped']}"
+    return f"{what}; simulated caches (valgrind's, from the host's " \
+           f"CPUID): {res['geometry']}"
+
+
+def cg_callees(path, caller):
+    """The functions that functions whose names match the regex caller
+    call, read from a callgrind.out file (names compressed as "(id)
+    name" at first use, "(id)" after)."""
+    names, cur, out = {}, None, set()
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if not m:
+                continue
+            kind, i, nm = m.groups()
+            if nm:
+                names[i] = nm
+            nm = names.get(i, i)
+            if kind == "fn":
+                cur = nm
+            elif cur and re.fullmatch(caller, cur):
+                out.add(nm)
+    return sorted(out)
+
+
+def cg_get(rows, name, label):
+    """The value of the lane's row (name, event label), or None."""
+    return next((r["median"] for r in rows if r["name"] == name and
+                 r["unit"].startswith(label + "/")), None)

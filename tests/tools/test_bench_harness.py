@@ -57,6 +57,66 @@ md = sb.markdown(doc)
 check("| x | 4.500 ns |" in md and "A/A (noise floor)" in md and
       "| a vs b |" in md, "markdown")
 json.loads(json.dumps(doc))
+
+# the callgrind lane: callgrind_annotate --inclusive=yes output (the shape
+# of valgrind 3.19's, cut down) into rows per (function, event), each
+# count / iterations; "." is a zero; columns found by "Events shown:"
+from suite.lanes import cg_geometry, parse_annotate  # noqa: E402
+ann = """\
+I1 cache: 32768 B, 64 B, 8-way associative
+D1 cache: 49152 B, 64 B, 12-way associative
+LL cache: 276824064 B, 64 B, 33-way associative
+Events recorded:  Ir Dr I1mr Bc Bcm Bi Bim
+Events shown:     Ir Dr I1mr Bc Bcm Bi Bim
+--------------------------------------------------------------------------------
+Ir                 Dr              I1mr          Bc             Bcm          Bi             Bim
+--------------------------------------------------------------------------------
+3,000,000 (100.0%) 500,000 (100.0%) 9,000 (100.0%) 400,000 (100.0%) 2,500 (100.0%) 20,000 (100.0%) 19,000 (100.0%)  PROGRAM TOTALS
+
+--------------------------------------------------------------------------------
+Ir                 Dr              I1mr          Bc             Bcm          Bi             Bim             file:function
+--------------------------------------------------------------------------------
+2,900,000 (96.67%) 480,000 (96.00%) 8,000 (88.89%) 390,000 (97.50%) 2,400 (96.00%) 20,000 (100.0%) 19,000 (100.0%)  ./csu/../sysdeps/nptl/libc_start_call_main.h:(below main) [/lib/libc.so.6]
+  580,000 (19.33%) 140,000 (28.00%) 15,000 (99.99%) 100,000 (25.00%)     5 ( 0.00%) 20,000 (100.0%) 19,970 (99.99%)  /src/e1_dense.c:v_flags [/build/e1_dense]
+  320,000 (10.67%)  60,000 (12.00%)      .           20,000 ( 5.00%)    10 ( 0.00%) 20,000 (100.0%) 19,970 (99.99%)  /src/e1_dense.c:v_none [/build/e1_dense]
+   12,000 ( 0.40%)       .                1 ( 0.01%)       .                .               .               .            ???:v_none'2 [/build/e1_dense]
+    4,000 ( 0.13%)   1,000 ( 0.20%)      .                .                .               .               .            /src/e1_dense.c:vn_000 [/build/e1_dense]
+"""
+got = {(r["name"], r["unit"]): r for r in parse_annotate(ann, 20000, per="call")}
+check(set(n for n, _ in got) == {"v_flags", "v_none"},
+      f"cg functions: {sorted(set(n for n, _ in got))}")
+check(len(got) == 8, f"cg rows: {len(got)} (2 functions x 4 events)")
+r = got.get(("v_flags", "instructions/call"), {})
+check(r.get("median") == 29.0 and r.get("ci_low") == 29.0 and
+      r.get("ci_high") == 29.0 and r.get("n") == 1 and
+      r.get("lane") == "callgrind", f"cg Ir: {r}")
+check(got.get(("v_flags", "I1 misses/call"), {}).get("median") == 0.75,
+      "cg I1mr")
+check(got.get(("v_flags", "cond. branch mispredicts/call"), {})
+      .get("median") == 5 / 20000, "cg Bcm")
+check(got.get(("v_flags", "indirect branch mispredicts/call"), {})
+      .get("median") == 0.9985, "cg Bim")
+check(got.get(("v_none", "I1 misses/call"), {}).get("median") == 0,
+      "cg '.' is 0")
+check(got.get(("v_none", "instructions/call"), {}).get("median") == 16,
+      "cg v_none Ir")
+# a names map picks the functions and names their rows; other events
+# selections parse by their header
+named = parse_annotate(ann, 10,
+                       names={"vn_000": "one function"})
+check([(r["name"], r["unit"], r["median"]) for r in named] ==
+      [("one function", "instructions/iter", 400.0),
+       ("one function", "I1 misses/iter", 0.0),
+       ("one function", "cond. branch mispredicts/iter", 0.0),
+       ("one function", "indirect branch mispredicts/iter", 0.0)],
+      f"cg names map: {named}")
+only = parse_annotate("Events shown: Ir Bim\n 50 (1%) 7 (2%)  f.c:v_x [a]\n",
+                      5)
+check([(r["unit"], r["median"]) for r in only] ==
+      [("instructions/iter", 10.0), ("indirect branch mispredicts/iter", 1.4)],
+      f"cg two events: {only}")
+check(cg_geometry(ann).startswith("I1 32768 B, 64 B, 8-way associative; D1"),
+      f"cg geometry: {cg_geometry(ann)}")
 for b in bad:
     print("FAIL:", b)
 print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
