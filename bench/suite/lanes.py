@@ -98,3 +98,24 @@ def callgrind_rows(bindir, prog, tmp):
                      "median": v, "ci_low": v, "ci_high": v, "n": 1,
                      "outliers": 0, "lane": "callgrind"})
     return rows
+
+
+def pool(runs):
+    """Pool process-interleaved runs (A B A B ...: a list, in the order
+    run, of record lists as raw_lines() returns them): one record per
+    (loop, variant) in first-seen order, its samples every run's samples
+    concatenated in run order. Drift of the machine between runs then
+    hits every program alike, and a (loop, variant) missing from a run
+    simply has fewer samples: nothing is filled in."""
+    out, at = [], {}
+    for recs in runs:
+        for r in recs:
+            k = (r["loop"], r["variant"])
+            if k not in at:
+                at[k] = dict(r, samples=[])
+                out.append(at[k])
+            if at[k]["unit"] != r["unit"]:
+                raise ValueError(f"{k}: unit {r['unit']} after "
+                                 f"{at[k]['unit']}")
+            at[k]["samples"] += r["samples"]
+    return out
