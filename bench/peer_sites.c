@@ -14,10 +14,18 @@
  * (Relaxed) and the static-keys crate, so that the suite can put them
  * next to each other.
  *
- * The loop is warm: one function, the same 8 predicted-not-taken branches
- * over and over, the flags in L1. This is the best case for a flag; the
- * workload where caches and predictors are under pressure is E1's
- * (bench/e1_dense.c).
+ * Two loops, both warm (one function, the same 8 predicted-not-taken
+ * branches over and over, the flags in L1: the best case for a flag; the
+ * workload where caches and predictors are under pressure is E1's,
+ * bench/e1_dense.c):
+ *
+ *   dependent calls    x = f(x): latency-bound. The sites are off the
+ *                      critical path, so an out-of-order core hides them
+ *                      in the chain's shadow: expect no difference.
+ *   independent calls  sum += f(i): the calls overlap, throughput-bound,
+ *                      so the instructions the sites add (a load, a test
+ *                      and a branch per flag; a NOP per key) take issue
+ *                      slots the work would use.
  *
  * Rounds interleave the variants, the first rotated each round; a sample
  * is ns per call. SY_BENCH_RAW=FILE dumps the samples for sybench.py.
@@ -36,7 +44,7 @@
 #include "stats.h"
 
 #define NS 8
-#define NV 3
+#define NV 3		/* variants per loop */
 
 DEFINE_STATIC_KEY_ARRAY_FALSE(pk, NS);
 static struct {
@@ -105,9 +113,20 @@ __attribute__((noipa)) uint32_t peer_sites_keys(uint32_t x)
 			x = fn(x);                                             \
 		return (long)x;                                                \
 	}
+#define ILOOP(name, fn)                                                        \
+	static long name(long r)                                               \
+	{                                                                      \
+		uint32_t sum = (uint32_t)r;                                    \
+		for (long i = 0; i < calls; i++)                               \
+			sum += fn((uint32_t)i);                                \
+		return (long)sum;                                              \
+	}
 LOOP(loop_none, peer_sites_none)
 LOOP(loop_flags, peer_sites_flags)
 LOOP(loop_keys, peer_sites_keys)
+ILOOP(iloop_none, peer_sites_none)
+ILOOP(iloop_flags, peer_sites_flags)
+ILOOP(iloop_keys, peer_sites_keys)
 
 static int check(const char *what, unsigned long want)
 {
@@ -121,34 +140,38 @@ static int check(const char *what, unsigned long want)
 int main(int argc, char **argv)
 {
 	static const char *const names[NV] = {
-		"C: no site", "C: 8 flag checks (volatile int, own cache line)",
-		"C: 8 switchyard static_branch_unlikely",
+		"no site", "8 flag checks (volatile int, own cache line)",
+		"8 switchyard static_branch_unlikely",
 	};
-	static long (*const loops[NV])(long) = {
+	static const char *const modes[2] = {
+		"dependent calls, C", "independent calls, C",
+	};
+	static long (*const loops[2 * NV])(long) = {
 		loop_none, loop_flags, loop_keys,
+		iloop_none, iloop_flags, iloop_keys,
 	};
 	int rounds = argc > 1 ? atoi(argv[1]) : 31;
 	double *s;
 	int bad = 0;
 
 	calls = argc > 2 ? atol(argv[2]) : 1000000;
-	s = malloc(sizeof(*s) * NV * (size_t)(rounds > 0 ? rounds : 1));
+	s = malloc(sizeof(*s) * 2 * NV * (size_t)(rounds > 0 ? rounds : 1));
 	if (rounds < 3 || calls < 1 || !s) {
 		fprintf(stderr, "usage: peer_sites [ROUNDS>=3 [CALLS>=1]]\n");
 		return 2;
 	}
-	/* warm-up: one untimed round of every variant */
-	bench_interleave(NV, 1, loops, calls, s);
-	bench_interleave(NV, rounds, loops, calls, s);
-	printf("disabled sites, warm loop: ns per call of a function with 8 "
+	/* warm-up: one untimed round of every loop, then all six in turn */
+	bench_interleave(2 * NV, 1, loops, calls, s);
+	bench_interleave(2 * NV, rounds, loops, calls, s);
+	printf("disabled sites, warm loops: ns per call of a function with 8 "
 	       "sites, %d rounds of %ld calls\n", rounds, calls);
-	for (int v = 0; v < NV; v++) {
+	for (int v = 0; v < 2 * NV; v++) {
 		struct bench_summary q = bench_summarize(s + v * rounds,
 							 (size_t)rounds);
 
-		printf("  %-48s %7.3f [%7.3f, %7.3f]\n", names[v], q.median,
-		       q.lo, q.hi);
-		bench_raw("disabled sites, C", names[v], "ns/call",
+		printf("  %-20s %-44s %7.3f [%7.3f, %7.3f]\n", modes[v / NV],
+		       names[v % NV], q.median, q.lo, q.hi);
+		bench_raw(modes[v / NV], names[v % NV], "ns/call",
 			  s + v * rounds, rounds);
 	}
 	free(s);

@@ -23,6 +23,12 @@ PROGRAMS = ["bench_flip", "peer_sites"]
 CRATE = "static-keys 0.8.2"
 SY_FLIP = "switchyard (no other thread)"
 RS_FLIP = f"Rust {CRATE} (single-threaded)"
+# peer_sites.c's and src/sites.rs's loops and variants
+MODES = ("dependent calls", "independent calls")
+C_FLAG = "8 flag checks (volatile int, own cache line)"
+C_KEY = "8 switchyard static_branch_unlikely"
+RS_FLAG = "8 flag checks (AtomicBool Relaxed, own cache line)"
+RS_KEY = "8 static-keys static_branch_unlikely!"
 NOTE = (
     "What a flip does. switchyard, per enable and per disable: one batch "
     "(the site bytes verified, the changed bytes written through "
@@ -39,13 +45,18 @@ NOTE = (
     "Flips are interleaved per process (switchyard, Rust, switchyard, "
     "Rust ...; samples pooled); one sample is one enable plus one "
     "disable (the crate's program times the two calls apart and adds "
-    "them, checking the sites between). Disabled sites: a warm loop "
+    "them, checking the sites between). Disabled sites: warm loops "
     "calling one non-inlined function with 8 disabled sites between "
     "steps of dependent work (bench/peer_sites.c and its twin "
-    "src/sites.rs), the C and Rust programs interleaved per process too. "
-    "In this loop every branch is predicted and every flag is in L1: the "
-    "best case for a flag (E1's dense workload is the one under "
-    "pressure). Static rows: nm -S of the built programs; gcc moves the "
+    "src/sites.rs), the C and Rust programs interleaved per process too: "
+    "dependent calls (x = f(x), latency-bound: an out-of-order core runs "
+    "the sites in the shadow of the chain, so expect ~) and independent "
+    "calls (sum += f(i), throughput-bound: the sites' instructions take "
+    "issue slots). Every branch is predicted and every flag is in L1: "
+    "the best case for a flag (E1's dense workload is the one under "
+    "pressure). gcc and LLVM schedule the same work differently, so "
+    "compare the cost of the sites over each language's own no-site "
+    "loop rather than C against Rust directly. Static rows: nm -S of the built programs; gcc moves the "
     "enabled paths of C functions to a .cold part, counted apart, LLVM "
     "keeps them in the function")
 
@@ -191,20 +202,15 @@ def run(bindir, quick, tmp):
     srows, scomps, aa = seed_rows(sites)
     rows += srows
     comps += scomps
-    got = {r["variant"]: r["samples"] for r in sites}
-    pairs = [("Rust: 8 static-keys static_branch_unlikely!",
-              "C: 8 switchyard static_branch_unlikely"),
-             ("Rust: 8 flag checks (AtomicBool Relaxed, own cache line)",
-              "C: 8 flag checks (volatile int, own cache line)"),
-             ("Rust: no site", "C: no site"),
-             ("C: 8 switchyard static_branch_unlikely",
-              "C: 8 flag checks (volatile int, own cache line)"),
-             ("Rust: 8 static-keys static_branch_unlikely!",
-              "Rust: 8 flag checks (AtomicBool Relaxed, own cache line)")]
-    for a, b in pairs:
-        if a in got and b in got:
-            comps.append(compare(f"disabled sites: {a}", got[a],
-                                 f"disabled sites: {b}", got[b]))
+    got = {f"{r['loop']}: {r['variant']}": r["samples"] for r in sites}
+    for mode in MODES:
+        for a, b in ((f"{mode}, Rust: {RS_KEY}", f"{mode}, C: {C_KEY}"),
+                     (f"{mode}, Rust: {RS_FLAG}", f"{mode}, C: {C_FLAG}"),
+                     (f"{mode}, Rust: no site", f"{mode}, C: no site"),
+                     (f"{mode}, C: {C_KEY}", f"{mode}, C: {C_FLAG}"),
+                     (f"{mode}, Rust: {RS_KEY}", f"{mode}, Rust: {RS_FLAG}")):
+            if a in got and b in got:
+                comps.append(compare(a, got[a], b, got[b]))
     rows += nm_rows(os.path.join(bindir, "peer_sites"), {
         "peer_sites_none": "bytes of the function, C: no site",
         "peer_sites_flags": "hot bytes of the function, C: 8 flag checks",
@@ -233,17 +239,24 @@ def _extra(got, v, base):
     return f"{median(got[v]) - median(got[base]):+.2f} ns"
 
 
+def _sites(got, comps, lang, flag, key, what):
+    """Per loop: the ns per call the flags and keys of one language add."""
+    out = []
+    for mode in MODES:
+        p = f"{mode}, {lang}: "
+        kf = find(comps, p + key, p + flag)
+        out.append(f"{mode}: flags {_extra(got, p + flag, p + 'no site')}, "
+                   f"{what} {_extra(got, p + key, p + 'no site')} (keys vs "
+                   f"flags {said(kf)})")
+    return "; ".join(out)
+
+
 def _verdict(flips, got, comps, missing):
     sy = {r["loop"]: median(r["samples"]) for r in flips
           if r["variant"] == SY_FLIP}
     fl = ", ".join(f"{l[6:]}: {v:.1f} us" for l, v in sy.items())
-    cf = _extra(got, "C: 8 flag checks (volatile int, own cache line)",
-                "C: no site")
-    ck = _extra(got, "C: 8 switchyard static_branch_unlikely", "C: no site")
-    kf = find(comps, "disabled sites: C: 8 switchyard",
-              "disabled sites: C: 8 flag")
-    c_side = (f"8 disabled sites per call in a warm loop cost, over none, "
-              f"flags {cf}, switchyard keys {ck} (keys vs flags {said(kf)})")
+    c_side = ("8 disabled sites per call, over none, in C: " +
+              _sites(got, comps, "C", C_FLAG, C_KEY, "switchyard keys"))
     if missing:
         return (f"Rust peer not measured: {missing}. switchyard alone: "
                 f"enable+disable with no other thread, by sites, {fl}; "
@@ -254,15 +267,12 @@ def _verdict(flips, got, comps, missing):
         if c:
             ratios.append(f"{loop[6:]}: {c['ratio']:.0f}x"
                           f"{' (~)' if c['verdict'] == '~' else ''}")
-    rf = _extra(got, "Rust: 8 flag checks (AtomicBool Relaxed, own cache "
-                "line)", "Rust: no site")
-    rk = _extra(got, "Rust: 8 static-keys static_branch_unlikely!",
-                "Rust: no site")
-    kk = find(comps, "disabled sites: Rust: 8 static-keys",
-              "disabled sites: C: 8 switchyard")
-    return (f"Instead of a flag (what users reach for), {c_side}; in "
-            f"Rust, flags {rf}, the crate's keys {rk} (its keys vs "
-            f"switchyard's {said(kk)}); but the crate's enable+disable "
-            f"takes {', '.join(ratios)} as long as switchyard's "
-            f"({fl}) and is unsafe with other threads running, where "
-            "switchyard's is not")
+    kk = find(comps, f"independent calls, Rust: {RS_KEY}",
+              f"independent calls, C: {C_KEY}")
+    return (f"Against a flag (what users reach for instead): {c_side}; in "
+            "Rust: " + _sites(got, comps, "Rust", RS_FLAG, RS_KEY,
+                              "the crate's keys") +
+            f" (independent calls, the crate's keys vs switchyard's "
+            f"{said(kk)}). The crate's enable+disable takes "
+            f"{', '.join(ratios)} as long as switchyard's ({fl}) and is "
+            "unsafe with other threads running, where switchyard's is not")

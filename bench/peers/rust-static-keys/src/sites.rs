@@ -9,6 +9,11 @@
 //!          cache line (what a Rust program reaches for instead)
 //!   keys   `if static_branch_unlikely!(K[i])`: 8 static-keys 0.8.2 keys
 //!
+//! in two warm loops, as in the C twin: dependent calls (x = f(x),
+//! latency-bound: the sites hide in the chain's shadow) and independent
+//! calls (sum += f(i), throughput-bound: the sites' instructions take issue
+//! slots).
+//!
 //! The functions are #[no_mangle] and #[inline(never)] so that the suite
 //! can read their bytes with nm -S and the loop calls exactly them.
 //!
@@ -107,6 +112,27 @@ fn run(f: extern "C" fn(u32) -> u32, seed: u32, calls: u64) -> u32 {
     x
 }
 
+fn run_independent(f: extern "C" fn(u32) -> u32, seed: u32, calls: u64) -> u32 {
+    let mut sum = seed;
+    for i in 0..calls {
+        sum = sum.wrapping_add(f(i as u32));
+    }
+    sum
+}
+
+/// Loop `l` of the six: dependent (0..3) or independent (3..6) calls of
+/// variant l % 3.
+fn run_loop(l: usize, seed: u32, calls: u64) -> u32 {
+    let fns: [extern "C" fn(u32) -> u32; 3] =
+        [sy_peer_sites_none, sy_peer_sites_flags, sy_peer_sites_keys];
+    let f = std::hint::black_box(fns[l % 3]);
+    if l < 3 {
+        run(f, seed, calls)
+    } else {
+        run_independent(f, seed, calls)
+    }
+}
+
 fn check(what: &str, want: usize, bad: &mut bool) {
     let got = FIRED.load(Relaxed);
     if got != want {
@@ -139,35 +165,34 @@ fn main() {
     static_keys::global_init();
 
     let names = [
-        "Rust: no site",
-        "Rust: 8 flag checks (AtomicBool Relaxed, own cache line)",
-        "Rust: 8 static-keys static_branch_unlikely!",
+        "no site",
+        "8 flag checks (AtomicBool Relaxed, own cache line)",
+        "8 static-keys static_branch_unlikely!",
     ];
-    let fns: [extern "C" fn(u32) -> u32; 3] =
-        [sy_peer_sites_none, sy_peer_sites_flags, sy_peer_sites_keys];
-    let mut s = vec![vec![0f64; rounds]; 3];
+    let modes = ["dependent calls, Rust", "independent calls, Rust"];
+    let mut s = vec![vec![0f64; rounds]; 6];
     let mut sink = 0u32;
-    // warm-up: one untimed round of every variant, then the rounds
-    for f in fns {
-        sink ^= run(f, 0, calls);
+    // warm-up: one untimed round of every loop, then all six in turn
+    for l in 0..6 {
+        sink ^= run_loop(l, 0, calls);
     }
     for r in 0..rounds {
-        for k in 0..3 {
-            let v = (r + k) % 3;
+        for k in 0..6 {
+            let v = (r + k) % 6;
             let t0 = Instant::now();
-            sink ^= run(std::hint::black_box(fns[v]), r as u32, calls);
+            sink ^= run_loop(v, r as u32, calls);
             s[v][r] = t0.elapsed().as_nanos() as f64 / calls as f64;
         }
     }
     println!(
-        "disabled sites, warm loop: ns per call of a function with 8 sites, \
+        "disabled sites, warm loops: ns per call of a function with 8 sites, \
          {rounds} rounds of {calls} calls (result {sink})"
     );
     let raw = std::env::var_os("SY_BENCH_RAW");
-    for v in 0..3 {
+    for v in 0..6 {
         let mut q = s[v].clone();
         q.sort_by(f64::total_cmp);
-        println!("  {:<58} median {:7.3}", names[v], q[rounds / 2]);
+        println!("  {:<24} {:<52} median {:7.3}", modes[v / 3], names[v % 3], q[rounds / 2]);
         if let Some(path) = &raw {
             let list: Vec<String> = s[v].iter().map(|x| format!("{x:.6}")).collect();
             let mut f = std::fs::OpenOptions::new()
@@ -177,9 +202,10 @@ fn main() {
                 .expect("SY_BENCH_RAW");
             writeln!(
                 f,
-                "{{\"loop\": \"disabled sites, Rust\", \"variant\": \"{}\", \
+                "{{\"loop\": \"{}\", \"variant\": \"{}\", \
                  \"unit\": \"ns/call\", \"samples\": [{}]}}",
-                names[v],
+                modes[v / 3],
+                names[v % 3],
                 list.join(", ")
             )
             .expect("SY_BENCH_RAW");
