@@ -39,7 +39,9 @@ bench-report.md), with the machine in both:
 
 Built so far: E1 (dense tracepoints under pressure, the pipe test,
 function bytes), E2, E3, E4, E5 in the clock lane, E3 and E5 in
-the callgrind lane too (--quick: E1-E4; E5 takes about 4 minutes). Not
+the callgrind lane too (--quick: E1-E4; E5 takes about 4 minutes);
+PEERS (the Rust crate static-keys: flip cost and disabled-site cost,
+next to plain flags; built with cargo; not in --quick). Not
 yet (see the issue's note): the callgrind lane of E1, E2 and E4, the peers beyond those E2 measures, plots.
 """
 import argparse
@@ -65,8 +67,8 @@ FORMAT = "switchyard-bench/1"
 # the experiment's record, and PROGRAMS: the bench/ programs it runs.
 EXPERIMENTS = {"E1": e1_tracepoints, "E2": e2_calls, "E3": e3_flags,
                "E4": e4_memcpy, "E5": e5_callee_save, "PEERS": peers}
-# --quick: under 3 minutes (E5 alone takes about 4 minutes, PEERS about
-# 1 with a cold cargo build: asked by name)
+# --quick: under 3 minutes (E5 alone takes about 4 minutes, PEERS a
+# cargo build and up to a minute: asked by name)
 QUICK = ("E1", "E2", "E3", "E4")
 
 

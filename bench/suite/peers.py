@@ -3,12 +3,14 @@
 (bench/peers/rust-static-keys, built here with cargo) and with the plain
 flag users would reach for instead.
 
-Not in --quick: a cold cargo build (the crate and its two dependencies
-fetched and compiled) takes about 25 s here on its own, and the crate's
-flips of the 10,000-site key take a third of a second each, so even the
-quick form of PEERS adds about a minute to a quick run that E1-E4
-already bring near its 3-minute budget. Ask for it by name:
-`switchyard bench PEERS`."""
+Not in --quick, measured: PEERS --quick took 26 s here (2 busy vCPUs)
+with an empty cargo target directory and the crates already in cargo's
+cache, a minute with 15 samples a side in full (the crate's flips of the
+10,000-site key take a third to half a second each); E1-E4 --quick took
+about 100 s with their programs built cold. 2 minutes and more is not
+"well under" the quick run's 3 minutes on a shared machine, and a first
+cargo build that also downloads the crates is slower still. Ask for it
+by name: `switchyard bench PEERS`."""
 import json
 import os
 import re
