@@ -5,7 +5,12 @@
  * site in a loop meanwhile. Site counts are interleaved round-robin;
  * medians with 95% CIs; the synchronising calls and write calls per batch
  * come from switchyard_get_stats(). Raw samples go to the JSON file given
- * as argv[1], if any.
+ * as argv[1], if any; argv[2] is the number of samples (201); argv[3], if
+ * given, the most threads to run the sites with (0: the single-threaded
+ * figures only, the suite's PEERS comparison with a crate that is not safe
+ * with other threads running).
+ *
+ *   bench_flip [JSON [SAMPLES [MAX_THREADS]]]
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,10 +42,16 @@ int main(int argc, char **argv)
 {
 	FILE *json = argc > 1 ? fopen(argv[1], "w") : NULL;
 	int samples = argc > 2 ? atoi(argv[2]) : 201;
+	int max_threads = argc > 3 ? atoi(argv[3]) : 2;
 
+	if (samples < 1 || max_threads < 0) {
+		fprintf(stderr, "usage: bench_flip [JSON [SAMPLES>=1 "
+			"[MAX_THREADS>=0]]]\n");
+		return 2;
+	}
 	if (json)
 		fprintf(json, "[\n");
-	for (int threads = 0; threads <= 2; threads += 2) {
+	for (int threads = 0; threads <= max_threads; threads += 2) {
 		double *t[NCOUNTS];
 		pthread_t th[2];
 		struct switchyard_stats a, b;
@@ -94,6 +105,33 @@ int main(int argc, char **argv)
 				fprintf(json, "]}");
 			}
 			free(t[c]);
+		}
+	}
+	/*
+	 * The flips above only say the calls returned 0: check, untimed and
+	 * with no thread running, that enabling a key makes exactly its sites
+	 * fire and disabling it again none.
+	 */
+	for (int c = 0; c < NCOUNTS; c++) {
+		int before;
+
+		static_branch_enable(keys[c]);
+		before = flip_sink;
+		for (size_t i = 0; i < sizeof(flip_fns) / sizeof(flip_fns[0]); i++)
+			flip_fns[i]();
+		if (flip_sink - before != counts[c]) {
+			fprintf(stderr, "key of %d sites: %d fired\n", counts[c],
+				flip_sink - before);
+			return 1;
+		}
+		static_branch_disable(keys[c]);
+		before = flip_sink;
+		for (size_t i = 0; i < sizeof(flip_fns) / sizeof(flip_fns[0]); i++)
+			flip_fns[i]();
+		if (flip_sink != before) {
+			fprintf(stderr, "key of %d sites: fired when disabled\n",
+				counts[c]);
+			return 1;
 		}
 	}
 	if (json) {

@@ -48,8 +48,8 @@ Built so far: E1 (dense tracepoints under pressure, the pipe test,
 function bytes), E2, E3, E4, E5 in the clock lane, all five in the
 callgrind lane too (E1: the dense workload; E2: the x = f(x) chain; E4:
 5 sizes fixed and random, aligned) (--quick: E1-E4; E5 takes about 4
-minutes). Not yet (see the issue's note): the peers beyond those E2
-measures, plots.
+minutes). PEERS (the Rust crate static-keys: flip cost and disabled-site
+cost, next to plain flags; built with cargo; not in --quick).
 """
 import argparse
 import json
@@ -66,15 +66,16 @@ from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
 from suite.machine import machine  # noqa: E402
 from suite.report import markdown  # noqa: E402
 from suite import (e1_tracepoints, e2_calls, e3_flags,  # noqa: E402
-                   e4_memcpy, e5_callee_save)
+                   e4_memcpy, e5_callee_save, peers)
 
 FORMAT = "switchyard-bench/1"
 
 # Each experiment is a module of suite/ with run(bindir, quick, tmp) ->
 # the experiment's record, and PROGRAMS: the bench/ programs it runs.
 EXPERIMENTS = {"E1": e1_tracepoints, "E2": e2_calls, "E3": e3_flags,
-               "E4": e4_memcpy, "E5": e5_callee_save}
-# --quick: under 3 minutes (E5 alone takes about 4 minutes: asked by name)
+               "E4": e4_memcpy, "E5": e5_callee_save, "PEERS": peers}
+# --quick: under 3 minutes (E5 alone takes about 4 minutes, PEERS a
+# cargo build and up to a minute: asked by name)
 QUICK = ("E1", "E2", "E3", "E4")
 
 

@@ -219,3 +219,24 @@ def cg_get(rows, name, label):
     """The value of the lane's row (name, event label), or None."""
     return next((r["median"] for r in rows if r["name"] == name and
                  r["unit"].startswith(label + "/")), None)
+
+
+def pool(runs):
+    """Pool process-interleaved runs (A B A B ...: a list, in the order
+    run, of record lists as raw_lines() returns them): one record per
+    (loop, variant) in first-seen order, its samples every run's samples
+    concatenated in run order. Drift of the machine between runs then
+    hits every program alike, and a (loop, variant) missing from a run
+    simply has fewer samples: nothing is filled in."""
+    out, at = [], {}
+    for recs in runs:
+        for r in recs:
+            k = (r["loop"], r["variant"])
+            if k not in at:
+                at[k] = dict(r, samples=[])
+                out.append(at[k])
+            if at[k]["unit"] != r["unit"]:
+                raise ValueError(f"{k}: unit {r['unit']} after "
+                                 f"{at[k]['unit']}")
+            at[k]["samples"] += r["samples"]
+    return out

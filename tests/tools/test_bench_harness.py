@@ -117,6 +117,26 @@ check([(r["unit"], r["median"]) for r in only] ==
       f"cg two events: {only}")
 check(cg_geometry(ann).startswith("I1 32768 B, 64 B, 8-way associative; D1"),
       f"cg geometry: {cg_geometry(ann)}")
+# pooling process-interleaved runs (PEERS): samples concatenated per
+# (loop, variant) in run order, first-seen order kept, loops never mixed,
+# a variant missing from a run not filled in, a unit clash refused
+from suite.lanes import pool  # noqa: E402 (sybench put suite/ on the path)
+runs = [[{"loop": "L", "variant": "a", "unit": "ns", "samples": [1, 2]},
+         {"loop": "M", "variant": "a", "unit": "ns", "samples": [9]}],
+        [{"loop": "L", "variant": "b", "unit": "ns", "samples": [5]}],
+        [{"loop": "L", "variant": "a", "unit": "ns", "samples": [3]},
+         {"loop": "L", "variant": "b", "unit": "ns", "samples": [6, 7]}]]
+p_ = pool(runs)
+check([(r["loop"], r["variant"], r["samples"]) for r in p_] ==
+      [("L", "a", [1, 2, 3]), ("M", "a", [9]), ("L", "b", [5, 6, 7])],
+      f"pool {p_}")
+check(runs[0][0]["samples"] == [1, 2], "pool left its input alone")
+try:
+    pool([[{"loop": "L", "variant": "a", "unit": "ns", "samples": [1]}],
+          [{"loop": "L", "variant": "a", "unit": "us", "samples": [1]}]])
+    check(False, "pool mixed units")
+except ValueError:
+    pass
 for b in bad:
     print("FAIL:", b)
 print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
