@@ -25,6 +25,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define NK 64
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
 	volatile uint8_t *sweep = malloc(SWEEP);
 	uint64_t r = 0x9e3779b97f4a7c15ull;
 	uint32_t x = 1, sink = 0;
+	struct bench_perf pc;
 
 	if (rounds < 3 || calls < 1 || !s || !seq || !sweep) {
 		fprintf(stderr, "usage: e1_dense [ROUNDS>=3 [CALLS>=1]]\n");
@@ -119,6 +121,8 @@ int main(int argc, char **argv)
 	for (int v = 0; v < NV; v++)	/* warm up (the sites, the table) */
 		for (long i = 0; i < calls / 10; i++)
 			x = table[v][seq[i]](x);
+	/* the perf lane (SY_BENCH_RAW and counters): the same batches */
+	bench_perf_open(&pc, NV, rounds);
 	for (int rd = 0; rd < rounds; rd++)
 		for (int k = 0; k < NV; k++) {
 			int v = (rd + k) % NV;
@@ -126,10 +130,12 @@ int main(int argc, char **argv)
 
 			for (size_t i = 0; i < SWEEP; i += 64)	/* cold */
 				sweep[i]++;
+			bench_perf_start(&pc);
 			t0 = bench_now_ns();
 			for (long i = 0; i < calls; i++)
 				x = table[v][seq[i]](x);
 			s[v * rounds + rd] = (bench_now_ns() - t0) / (double)calls;
+			bench_perf_stop(&pc, v, rd, (double)calls);
 		}
 	sink = x;
 	printf("seed 001 under pressure: ns per call, %d rounds of %ld calls "
@@ -143,7 +149,10 @@ int main(int argc, char **argv)
 		       q.lo, q.hi);
 		bench_raw("dense tracepoints, cold", names[v], "ns/call",
 			  s + v * rounds, rounds);
+		bench_perf_raw(&pc, v, "dense tracepoints, cold", names[v],
+			       "ns/call");
 	}
+	bench_perf_close(&pc);
 	free(s);
 	free(seq);
 	free((void *)sweep);
