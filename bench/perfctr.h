@@ -16,8 +16,8 @@
  * SY_BENCH_PERF selects the events:
  *   unset, "hw"   the hardware set above
  *   "off", "0"    none
- *   "sw"          software events (task-clock, page-faults,
- *                 context-switches, cpu-migrations): the same code path,
+ *   "sw"          software events (task-clock, cpu-clock, page-faults,
+ *                 minor-faults): the same code path,
  *                 open, enable, disable, read, record, on a machine
  *                 without a PMU; their rows say what they are
  *   a,b,c         those events by name (either set), e.g.
@@ -84,12 +84,14 @@ static const struct bench_perf_event bench_perf_events[] = {
 	  BENCH_PERF_L1I_MISS, 1 },
 	{ "task-clock", "task-clock ns", PERF_TYPE_SOFTWARE,
 	  PERF_COUNT_SW_TASK_CLOCK, 0 },
+	{ "cpu-clock", "cpu-clock ns", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_CPU_CLOCK, 0 },
 	{ "page-faults", "page-faults", PERF_TYPE_SOFTWARE,
 	  PERF_COUNT_SW_PAGE_FAULTS, 0 },
-	{ "context-switches", "context-switches", PERF_TYPE_SOFTWARE,
-	  PERF_COUNT_SW_CONTEXT_SWITCHES, 0 },
-	{ "cpu-migrations", "cpu-migrations", PERF_TYPE_SOFTWARE,
-	  PERF_COUNT_SW_CPU_MIGRATIONS, 0 },
+	{ "minor-faults", "minor-faults", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_PAGE_FAULTS_MIN, 0 },
+	/* not context-switches or cpu-migrations: raised in the kernel,
+	 * exclude_kernel (below) drops every one of them */
 };
 #define BENCH_PERF_NEVENTS                                                     \
 	(int)(sizeof(bench_perf_events) / sizeof(bench_perf_events[0]))
@@ -316,13 +318,14 @@ static inline void bench_perf_stop(struct bench_perf *pc, int slot, int round,
 	struct bench_perf_read after[BENCH_PERF_MAX];
 	size_t at;
 
-	if (!pc->n || slot < 0 || slot >= pc->nslots || round < 0 ||
-	    round >= pc->rounds)
-		return;
 	for (int i = 0; i < pc->n; i++)
 		if (pc->group[i] == i)
 			ioctl(pc->fd[i], PERF_EVENT_IOC_DISABLE,
 			      PERF_IOC_FLAG_GROUP);
+	/* a batch not to record (a warm-up): counted, disabled, dropped */
+	if (!pc->n || slot < 0 || slot >= pc->nslots || round < 0 ||
+	    round >= pc->rounds)
+		return;
 	at = (size_t)slot * (size_t)pc->rounds + (size_t)round;
 	for (int i = 0; i < pc->n; i++) {
 		const struct bench_perf_read *b = &pc->before[i];
@@ -397,9 +400,8 @@ static inline void bench_perf_raw(const struct bench_perf *pc, int slot,
 			"%d, \"samples\": [", loop, variant, pc->ev[e]->unit,
 			per ? per : "/iter", pc->ev[e]->name,
 			pc->ev[e]->hw ? "hardware" : "software",
-			/* exclude_kernel filters counts only: a software
-			 * event counts the thread's time or faults as the
-			 * kernel sees them */
+			/* exclude_kernel does not filter a software clock,
+			 * and keeps the faults of user-mode instructions */
 			pc->ev[e]->hw ? "calling thread, user space" :
 					"calling thread", pc->scaled[slot]);
 		for (int r = 0; r < pc->rounds; r++)
