@@ -2,7 +2,7 @@
 """E1 (seed 001): disabled tracepoints as none, flag checks, static keys."""
 import os
 
-from .lanes import nm_rows, raw_lines, seed_rows
+from .lanes import PERF_NOTE, nm_rows, raw_lines, seed_rows
 from .stats import compare, find, said
 
 PROGRAMS = ["e1_pipe", "e1_dense"]
@@ -64,5 +64,6 @@ def run(bindir, quick, tmp):
             "title": "disabled tracepoints: none, flags, static keys (dense "
                      "under pressure; pipe ping-pong)",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": "static rows: nm -S of the built program",
+            "lane_note": "static rows: nm -S of the built program" +
+                         (PERF_NOTE if recs.perf or dense.perf else ""),
             "verdict": verdict}
