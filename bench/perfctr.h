@@ -273,6 +273,9 @@ static inline void bench_perf_open(struct bench_perf *pc, int nslots,
 		if (*missing)
 			fprintf(stderr, "%s could not open %s", pc->n ? ";" : "",
 				missing);
+		else if (!pc->n)
+			fprintf(stderr, " none (SY_BENCH_PERF=%s)",
+				getenv("SY_BENCH_PERF"));
 		fprintf(stderr, "\n");
 	}
 }
