@@ -38,6 +38,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define NF 512
@@ -167,6 +168,7 @@ int main(int argc, char **argv)
 	volatile uint8_t *sweep = malloc(SWEEP);
 	uint64_t r = 0x9e3779b97f4a7c15ull;
 	uint32_t x = 1, sink = 0;
+	struct bench_perf pc;
 
 	if (data_lines) {
 		data = malloc(data_lines * 64);
@@ -200,11 +202,8 @@ int main(int argc, char **argv)
 	for (int v = 0; v < NV; v++)	/* warm up (the sites, the table) */
 		for (long i = 0; i < calls / 10; i++)
 			x = table[v][seq[i]](x);
-	/*
-	 * The application's data: one line per call, its address known
-	 * ahead (not on x's chain), its value summed apart, so the loads
-	 * overlap each other and the calls, and only evict.
-	 */
+	/* the perf lane (SY_BENCH_RAW and counters): the same batches */
+	bench_perf_open(&pc, NV, rounds);
 	for (int rd = 0; rd < rounds; rd++)
 		for (int k = 0; k < NV; k++) {
 			int v = (rd + k) % NV;
@@ -212,7 +211,14 @@ int main(int argc, char **argv)
 
 			for (size_t i = 0; i < SWEEP; i += 64)	/* cold */
 				sweep[i]++;
+			bench_perf_start(&pc);
 			t0 = bench_now_ns();
+			/*
+			 * The application's data: one line per call, its
+			 * address known ahead (not on x's chain), its value
+			 * summed apart, so the loads overlap each other and
+			 * the calls, and only evict.
+			 */
 			if (data)
 				for (long i = 0; i < calls; i++) {
 					acc += data[(size_t)didx[i] * 64];
@@ -222,6 +228,7 @@ int main(int argc, char **argv)
 				for (long i = 0; i < calls; i++)
 					x = table[v][seq[i]](x);
 			s[v * rounds + rd] = (bench_now_ns() - t0) / (double)calls;
+			bench_perf_stop(&pc, v, rd, (double)calls);
 		}
 	sink = x + (uint32_t)acc;
 	snprintf(loop, sizeof(loop), "dense: %d functions%s", nf,
@@ -239,7 +246,9 @@ int main(int argc, char **argv)
 		       q.lo, q.hi);
 		bench_raw(loop, names[v], "ns/call",
 			  s + v * rounds, rounds);
+		bench_perf_raw(&pc, v, loop, names[v], "ns/call");
 	}
+	bench_perf_close(&pc);
 	free(s);
 	free(seq);
 	free((void *)sweep);

@@ -28,6 +28,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define NTP 8
@@ -106,11 +107,19 @@ static void *echo(void *arg)
 	return NULL;
 }
 
-static double round_trips(unsigned char v, long m)
+/* the perf lane: this thread's counters, user space (the echo thread's
+ * half of the round trip and the kernel's pipe work are not counted) */
+static struct bench_perf pc;
+
+/* m round trips of variant v; the counters' sample (v, r) (r < 0: a
+ * warm-up, not recorded) */
+static double round_trips(unsigned char v, long m, int r)
 {
-	double t0 = bench_now_ns();
+	double t0, t1;
 	unsigned char c;
 
+	bench_perf_start(&pc);
+	t0 = bench_now_ns();
 	for (long i = 0; i < m; i++) {
 		path(v);
 		if (write(ping[1], &v, 1) != 1 || read(pong[0], &c, 1) != 1 ||
@@ -119,7 +128,9 @@ static double round_trips(unsigned char v, long m)
 			exit(1);
 		}
 	}
-	return (bench_now_ns() - t0) / (double)m;
+	t1 = bench_now_ns();
+	bench_perf_stop(&pc, v, r, (double)m);
+	return (t1 - t0) / (double)m;
 }
 
 int main(int argc, char **argv)
@@ -138,14 +149,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: e1_pipe [ROUNDS>=3 [M>=1]]\n");
 		return 2;
 	}
+	bench_perf_open(&pc, NV, rounds);
 	pthread_create(&t, NULL, echo, NULL);
 	for (int v = 0; v < NV; v++)	/* warm up */
-		round_trips((unsigned char)v, m / 4 + 1);
+		round_trips((unsigned char)v, m / 4 + 1, -1);
 	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < NV; k++) {
 			int v = (r + k) % NV;
 
-			s[v * rounds + r] = round_trips((unsigned char)v, m);
+			s[v * rounds + r] = round_trips((unsigned char)v, m, r);
 		}
 	if (write(ping[1], &bye, 1) != 1 || read(pong[0], &c, 1) != 1)
 		return 1;
@@ -160,7 +172,10 @@ int main(int argc, char **argv)
 		       q.lo, q.hi);
 		bench_raw("pipe round trip", names[v], "ns/round trip",
 			  s + v * rounds, rounds);
+		bench_perf_raw(&pc, v, "pipe round trip", names[v],
+			       "ns/round trip");
 	}
+	bench_perf_close(&pc);
 	free(s);
 	if (fired) {
 		fprintf(stderr, "e1_pipe: a disabled tracepoint fired\n");

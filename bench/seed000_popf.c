@@ -51,6 +51,7 @@
  */
 #define _GNU_SOURCE
 #include "seeds.h"
+#include "perfctr.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
 #error "seed000_popf measures x86-64 patched static call sites"
@@ -252,6 +253,7 @@ static void check_call_exact(void)
 }
 
 static double samples[2][NV][ROUNDS];
+static struct bench_perf pc;	/* the perf lane: slot c * NV + v */
 
 /* both columns in the same rounds: the 2 x NV runs interleaved, the
  * starting one rotated each round */
@@ -262,16 +264,20 @@ static void measure(void)
 		for (int v = 0; v < NV; v++)
 			check(c, v, fns[v](N / 10), N / 10, cf_bit, v != 0);
 	}
+	bench_perf_open(&pc, 2 * NV, ROUNDS);
 	for (int r = 0; r < ROUNDS; r++)
 		for (int k = 0; k < 2 * NV; k++) {
 			int j = (r + k) % (2 * NV), c = j / NV, v = j % NV;
-			double t0;
+			double t0, t1;
 			long got;
 
 			cf_bit = c == 0;
+			bench_perf_start(&pc);
 			t0 = seed_cpu_ns();
 			got = fns[v](N);
-			samples[c][v][r] = (seed_cpu_ns() - t0) / N;
+			t1 = seed_cpu_ns();
+			bench_perf_stop(&pc, j, r, N);
+			samples[c][v][r] = (t1 - t0) / N;
 			check(c, v, got, N, cf_bit, v != 0);
 		}
 }
@@ -340,12 +346,15 @@ int main(int argc, char **argv)
 
 			bench_raw(c ? "CF clear" : "CF set", names[v], "ns/iter",
 				 samples[c][v], ROUNDS);
+			bench_perf_raw(&pc, c * NV + v, c ? "CF clear" :
+				       "CF set", names[v], "ns/iter");
 
 			printf(" %.2f [%.2f, %.2f] %s |", s.median, s.lo, s.hi,
 			       v ? bench_verdict(z) : "");
 		}
 		printf("\n");
 	}
+	bench_perf_close(&pc);
 	printf("(instructions: CF set / clear; a verdict compares the variant "
 	       "with the call: < faster, > slower, ~ not significant)\n");
 	for (int c = 0; c < 2; c++) {	/* the seed's A/B: popf -> test */

@@ -16,9 +16,12 @@ two-sided Mann-Whitney U p-value, "~" when p >= 0.05), and an A/A row:
 the baseline's odd rounds against its even rounds, interleaved in time
 like the rest, as the noise floor a difference has to clear.
 
-Lanes: "clock" (CLOCK_MONOTONIC in the program); "perf" (hardware
-counters through perf_event_open, where the machine has them: these KVM
-guests do not, and the machine record says so); "callgrind" (the
+Lanes: "clock" (CLOCK_MONOTONIC in the program); "perf" (the measuring
+thread's counters through perf_event_open, user space, read once per
+batch beside the clock, per iteration: bench/perfctr.h; hardware events
+where the machine has them: these KVM guests do not, and the machine
+record says which events open; SY_BENCH_PERF=sw gives software events
+instead, their rows named as such, SY_BENCH_PERF=off none); "callgrind" (the
 deterministic lane: one run of a program's callgrind mode under valgrind
 --tool=callgrind --smc-check=all --cache-sim=yes --branch-sim=yes, each
 measured function's inclusive counts divided by the iterations it ran;
@@ -28,6 +31,7 @@ mispredicts/ITER" with ITER iter, call or copy; n = 1, the interval the
 value itself; valgrind's simulated caches are the host's geometry, named
 in the lane note; no rseq under valgrind: static call sites run their
 detour there); "static" (sizes read from the built program, nm -S).
+Comparisons stay within a lane (and an event).
 
 Output: the JSON document below (--json FILE, default
 bench-results.json) and a Markdown report (--md FILE, default
@@ -35,12 +39,14 @@ bench-report.md), with the machine in both:
 
     {"format": "switchyard-bench/1",
      "machine": {"cpu", "flags", "cores", "kernel", "libc", "compiler",
-                 "build", "governor", "turbo", "perf_counters", "pinning"},
+                 "build", "governor", "turbo", "perf_counters",
+                 "perf_events": {event: "opened" or errno name}, "pinning"},
      "command": "...",
      "experiments": [{"id", "title", "seed", "lane_note",
         "rows": [{"name", "unit", "median", "ci_low", "ci_high", "n",
                   "outliers", "lane"}],
-        "comparisons": [{"a", "b", "ratio", "p_value", "verdict"}],
+        "comparisons": [{"a", "b", "ratio", "p_value", "verdict",
+                         "lane"}],
         "aa": {"ratio", "p_value"},
         "verdict": "..."}]}
 

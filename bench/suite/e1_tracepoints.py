@@ -2,8 +2,8 @@
 """E1 (seed 001): disabled tracepoints as none, flag checks, static keys."""
 import os
 
-from .lanes import callgrind_run, cg_note, cg_said, nm_rows, raw_lines, \
-    seed_rows
+from .lanes import PERF_NOTE, callgrind_run, cg_note, cg_said, nm_rows, \
+    raw_lines, seed_rows
 from .stats import compare, find, said
 
 PROGRAMS = ["e1_pipe", "e1_dense"]
@@ -29,11 +29,12 @@ def run(bindir, quick, tmp):
     recs = raw_lines(bindir, "e1_pipe", tmp,
                      ["15", "1000"] if quick else ["41", "2000"], pin=False)
     rows, comps, aa = seed_rows(recs)
-    dverdict = []
+    dverdict, any_perf = [], bool(recs.perf)
     for args, what in DENSE:
         dense = raw_lines(bindir, "e1_dense", tmp, (
             ["31", "100000"] if quick else ["101", "200000"]) + args)
         drows, dcomps, _ = seed_rows(dense)
+        any_perf = any_perf or bool(dense.perf)
         rows += drows
         comps += dcomps
         loop = dense[0]["loop"]
@@ -106,5 +107,6 @@ def run(bindir, quick, tmp):
                 "hit D1 here), under valgrind --tool=callgrind "
                 "--smc-check=all --cache-sim=yes --branch-sim=yes: "
                 "instructions, I1 misses, simulated conditional and "
-                "indirect branch mispredicts per call"),
+                "indirect branch mispredicts per call") +
+                (PERF_NOTE if any_perf else ""),
             "verdict": verdict}

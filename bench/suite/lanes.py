@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """The lanes a figure comes from: "clock" (raw samples the programs
-write with SY_BENCH_RAW), "callgrind" (valgrind's instruction counts,
-deterministic), "static" (sizes read from the built programs)."""
+write with SY_BENCH_RAW), "perf" (the measuring thread's counters, read
+per batch beside the clock: bench/perfctr.h; hardware events where the
+machine has them, software ones with SY_BENCH_PERF=sw), "callgrind"
+(valgrind's instruction counts, deterministic), "static" (sizes read
+from the built programs)."""
 import json
 import os
 import re
@@ -9,15 +12,25 @@ import shutil
 import subprocess
 
 from .machine import pin_cpu, pinned, run
-from .stats import compare, row
+from .stats import compare, median, row
+
+
+class Raw(list):
+    """A program's clock records, in the order measured (what every
+    consumer indexes by variant), with its perf lane's records beside
+    them in .perf (seed_rows makes their rows)."""
+    perf = ()
 
 
 def raw_lines(bindir, prog, tmp, args=(), pin=True):
-    """Run a seed program with SY_BENCH_RAW (bench/seeds.h): its
-    {"loop", "variant", "unit", "samples"} lines, in the order measured.
-    The program's own self-checks still apply: a failed one fails here.
-    pin: run it on one CPU (machine.pin_cpu), for single-threaded
-    programs; the multi-threaded ones pass False."""
+    """Run a seed program with SY_BENCH_RAW (bench/stats.h): its
+    {"loop", "variant", "unit", "samples"} lines, in the order measured;
+    the lines of another lane ({"lane": "perf", "event", ...}, from
+    bench/perfctr.h) in .perf. SY_BENCH_PERF passes through (unset: the
+    hardware counters, where they open). The program's own self-checks
+    still apply: a failed one fails here. pin: run it on one CPU
+    (machine.pin_cpu), for single-threaded programs; the multi-threaded
+    ones pass False."""
     out = os.path.join(tmp, prog + ".jsonl")
     if os.path.exists(out):     # the program appends: one run's lines only
         os.unlink(out)
@@ -26,7 +39,16 @@ def raw_lines(bindir, prog, tmp, args=(), pin=True):
                    stdout=subprocess.DEVNULL,
                    preexec_fn=pinned(pin_cpu() if pin else None))
     with open(out) as f:
-        return [json.loads(l) for l in f if l.startswith("{")]
+        recs = [json.loads(l) for l in f if l.startswith("{")]
+    raw = Raw(r for r in recs if r.get("lane", "clock") == "clock")
+    raw.perf = [r for r in recs if r.get("lane", "clock") != "clock"]
+    return raw
+
+
+PERF_NOTE = ("; perf rows: the measuring thread's own counters, user "
+             "space, per iteration (the pipe test's: the main thread's "
+             "half of a round trip, not the echo thread's nor the "
+             "kernel's pipe work)")
 
 
 def by_loop(recs):
@@ -37,20 +59,41 @@ def by_loop(recs):
 
 
 def seed_rows(recs, lane="clock"):
-    """Rows for every (loop, variant); comparisons of each variant with
-    its loop's first; A/A from the first variant of the first loop."""
+    """Rows for every (loop, variant) of every lane; comparisons of each
+    variant with its loop's first, within a lane and an event (a clock
+    ns is never set against an instruction count); A/A from the first
+    variant of the first loop of the clock lane. A record's own "lane"
+    wins over lane; the perf lane's rows are named with their event and
+    its kind ("[task-clock, software event]": never a hardware name for
+    a software count), and come after the clock lane's rows and
+    comparisons (find() meets the clock's first)."""
     rows, comps = [], []
-    loops = by_loop(recs)
-    for loop, rs in loops.items():
+    recs = list(recs) + list(getattr(recs, "perf", ()))
+    groups = {}
+    for r in recs:
+        key = (r.get("lane", lane), r.get("event"), r["loop"])
+        groups.setdefault(key, []).append(r)
+    # the default lane first, in the order measured
+    order = sorted(groups, key=lambda k: k[0] != lane)
+    for key in order:
+        rlane, event, loop = key
+        rs = groups[key]
+        tag = (f" [{event}, {rs[0].get('type', '?')} event]" if event
+               else "")
         base = rs[0]
         for r in rs:
-            rows.append(row(f"{loop}: {r['variant']}", r["unit"],
-                            r["samples"], lane))
-            if r is not base:
-                comps.append(compare(f"{loop}: {r['variant']}", r["samples"],
-                                     f"{loop}: {base['variant']}",
-                                     base["samples"]))
-    b = next(iter(loops.values()))[0]["samples"]
+            rows.append(row(f"{loop}: {r['variant']}{tag}", r["unit"],
+                            r["samples"], rlane))
+            # a count that is 0 in the base (no page faults in the
+            # loop) has no ratio: its rows say it, no comparison
+            if r is not base and median(base["samples"]) > 0:
+                c = compare(f"{loop}: {r['variant']}{tag}", r["samples"],
+                            f"{loop}: {base['variant']}{tag}",
+                            base["samples"])
+                c["lane"] = rlane
+                comps.append(c)
+    first = next((k for k in order if k[0] == lane), order[0])
+    b = groups[first][0]["samples"]
     aa = compare("odd rounds", b[1::2], "even rounds", b[0::2])
     return rows, comps, {"ratio": aa["ratio"], "p_value": aa["p_value"]}
 
