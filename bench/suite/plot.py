@@ -209,11 +209,14 @@ def dots_figure(doc, e, panels, out, data, term, counts):
                 lo = r["ci_low"] if r["ci_low"] is not None else m
                 hi = r["ci_high"] if r["ci_high"] is not None else m
                 c = vs.index(variant_of(lb)) if colour else 0
+                # columns: y, median, CI, colour, its label and where
                 if m is None:
-                    f.write(f"{n - 1 - i}\tNaN\tNaN\tNaN\t{c}\tnone\n")
+                    nowhere = min(pos) if logx else 0
+                    f.write(f"{n - 1 - i}\tNaN\tNaN\tNaN\t{c}\tnone\t"
+                            f"{nowhere!r}\n")
                 else:
                     f.write(f"{n - 1 - i}\t{m!r}\t{lo!r}\t{hi!r}\t{c}\t"
-                            f"{num(m)}\n")
+                            f"{num(m)}\t{hi!r}\n")
             f.write("\n\n")
             what = f"{unit}, " + ("median and 95% CI" if lane == "clock" or
                                   any(r["ci_low"] != r["ci_high"]
@@ -239,8 +242,7 @@ def dots_figure(doc, e, panels, out, data, term, counts):
             using_c = f":{rgb}" if colour else ""
             g.append(f"plot {q(data)} index {k} using 2:1:3:4{using_c} with "
                      f"xerrorbars pt 7 ps 1.1 lw 1.5 {lc}, '' index {k} using "
-                     f"(column(4)==column(4)?$4:{(min(pos) if logx else 0)!r})"
-                     f":1:6 with labels left offset 1,0 tc rgb '#333333'")
+                     f"7:1:6 with labels left offset 1,0 tc rgb '#333333'")
             y0 -= px
     g.append("unset multiplot")
     return g
