@@ -439,8 +439,9 @@ def render(doc, md_path, keep_scripts=False):
                             lambda o, dat, p=clock: dots_figure(
                                 doc, e, p, o, dat, term, False)))
         if other:
-            jobs.append((f"{e['id']}: " + ", ".join(
-                sorted({lane for (lane, _), _ in other})) + " lanes",
+            lanes = sorted({lane for (lane, _), _ in other})
+            jobs.append((f"{e['id']}: " + ", ".join(lanes) +
+                         (" lanes" if len(lanes) > 1 else " lane"),
                 f"{base}-{e['id']}-counts",
                 lambda o, dat, p=other: dots_figure(
                     doc, e, p, o, dat, term, True)))
