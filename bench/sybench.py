@@ -35,7 +35,10 @@ Comparisons stay within a lane (and an event).
 
 Output: the JSON document below (--json FILE, default
 bench-results.json) and a Markdown report (--md FILE, default
-bench-report.md), with the machine in both:
+bench-report.md), with the machine in both, and the report's plots
+beside it (suite/plot.py: PNGs drawn by gnuplot, named after the report,
+bench-report-E1.png ...; none with --no-plots or without gnuplot, which
+the report then says):
 
     {"format": "switchyard-bench/1",
      "machine": {"cpu", "flags", "cores", "kernel", "libc", "compiler",
@@ -71,6 +74,7 @@ from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
                          mann_whitney_p, row, compare)
 from suite.machine import machine  # noqa: E402
 from suite.report import markdown  # noqa: E402
+from suite.plot import render  # noqa: E402
 from suite import (e1_tracepoints, e2_calls, e3_flags,  # noqa: E402
                    e4_memcpy, e5_callee_save, peers)
 
@@ -92,6 +96,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", default="bench-results.json")
     ap.add_argument("--md", default="bench-report.md")
+    ap.add_argument("--no-plots", action="store_true",
+                    help="no PNGs (they need gnuplot)")
     ap.add_argument("experiments", nargs="*")
     a = ap.parse_args()
     ids = a.experiments or (list(QUICK) if a.quick else sorted(EXPERIMENTS))
@@ -126,7 +132,15 @@ def main():
             doc["experiments"].append(EXPERIMENTS[i].run(a.bindir, a.quick, tmp))
     with open(a.json, "w") as f:
         json.dump(doc, f, indent=1)
-    md = markdown(doc)
+    plots, note = None, "left out (--no-plots)"
+    if not a.no_plots:
+        plots = render(doc, a.md)
+        note = None if plots is not None else "gnuplot not installed"
+        for cap, _, err in [f for fs in (plots or {}).values() for f in fs]:
+            if err:
+                print(f"switchyard bench: {cap}: plot failed: {err}",
+                      file=sys.stderr)
+    md = markdown(doc, plots, note)
     with open(a.md, "w") as f:
         f.write(md + "\n")
     print(md)

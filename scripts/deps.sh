@@ -15,6 +15,10 @@
 #   python3                                      the CLI test's JSON check
 #   groff-base                                   renders the man pages
 #                                                (tests/check_man.sh)
+#   gnuplot-nox                                  the benchmark report's plots
+#                                                (bench/suite/plot.py; the
+#                                                showcase's quick suite,
+#                                                tests/tools/test_bench_plots)
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -35,6 +39,7 @@ have gdb || need="$need gdb"
 	need="$need libcapstone-dev"
 have python3 || need="$need python3"
 have groff || need="$need groff-base"
+have gnuplot || need="$need gnuplot-nox"
 [ -z "$need" ] && exit 0
 echo "installing:$need"
 sudo=""

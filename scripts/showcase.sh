@@ -8,7 +8,9 @@
 # tool, printing the patched bytes and the throughput of every phase
 # (medians with 95% confidence intervals), and compare the static-key
 # handler with the same handler written with flags and a function pointer,
-# interleaved in one process. About 30 s after the build.
+# interleaved in one process; then the benchmark suite's quick run
+# (switchyard bench --quick: report, JSON and plots into build/), its
+# verdicts printed. About two minutes after the build.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -191,5 +193,25 @@ if a and b:
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n  machine: {cpu}, {len([l for l in open('/proc/cpuinfo') if l.startswith('processor')])} CPUs")
 PY
+
+say "6. the benchmark suite, quick: switchyard bench --quick (E1-E4, about a minute)"
+# its progress on one line; the report, JSON and plots into build/
+{ "$tool" bench --quick --json build/bench-results.json \
+	--md build/bench-report.md 2>&1 >/dev/null; echo $? >"$tmp/bench.rc"; } |
+	tee "$tmp/bench.err" |
+	awk '{ printf "\r  %-76.76s", $0; fflush() } END { printf "\r%80s\r", "" }'
+if [ "$(cat "$tmp/bench.rc")" != 0 ]; then
+	echo "  switchyard bench failed:"
+	tail -20 "$tmp/bench.err" | sed 's/^/  /'
+	exit 1
+fi
+python3 - build/bench-results.json <<'PY'
+import json, sys, textwrap
+for e in json.load(open(sys.argv[1]))["experiments"]:
+    print(textwrap.fill(f"{e['id']}: {e['verdict']}", 78,
+                        initial_indent="  ", subsequent_indent="      "))
+PY
+echo "  full report: build/bench-report.md, its plots build/bench-report-E*.png,"
+echo "  every figure in build/bench-results.json"
 echo
 echo "More: switchyard(1) and switchyard(3) (man -l doc/man/...), README.md, doc/DESIGN.md."

@@ -78,7 +78,7 @@ static int usage(FILE *f, int rc)
 		   "       switchyard prepatch FILE [-o OUT] [--json]\n"
 		   "       switchyard cpu [--json]\n"
 		   "       switchyard bench [--quick] [--json FILE] [--md FILE] "
-		   "[EXPERIMENT...]\n"
+		   "[--no-plots] [EXPERIMENT...]\n"
 		   "       switchyard --help\n");
 	return rc;
 }
@@ -827,7 +827,8 @@ static int cmd_cpu(bool json)
 }
 
 /*
- * `switchyard bench [--quick] [--json FILE] [--md FILE] [EXPERIMENT...]`:
+ * `switchyard bench [--quick] [--json FILE] [--md FILE] [--no-plots]
+ * [EXPERIMENT...]`:
  * the suite's harness (bench/sybench.py, python3) with the benchmark
  * programs of the build tree this tool belongs to (they are not
  * installed).

@@ -6,15 +6,29 @@ def fmt(v):
     return "-" if v is None else f"{v:.3f}"
 
 
-def markdown(doc):
+def markdown(doc, plots=None, plot_note=None):
+    """The report. plots: {experiment id: [(caption, PNG file name or
+    None, error or None)]} from suite/plot.py's render(), embedded under
+    each experiment; plot_note: said once instead when there are none
+    ("gnuplot not installed")."""
     m = doc["machine"]
     out = [f"# switchyard benchmarks", "",
            f"Command: `{doc['command']}`", "",
            f"Machine: {m['cpu']}, {m['cores']} CPUs; kernel {m['kernel']}; "
            f"{m['libc']}; {m['compiler']}; governor: {m['governor']}; "
            f"hardware counters: {m['perf_counters']}.", ""]
+    if plot_note:
+        out += [f"(plots: {plot_note})", ""]
+    elif plots:
+        out += ["Plots: medians with their 95% confidence intervals (error "
+                "bars or bands); by size, the comparisons' ratios under "
+                "them (filled points: p < 0.05).", ""]
     for e in doc["experiments"]:
-        out += [f"## {e['id']} (seed {e['seed']}): {e['title']}", "",
+        out += [f"## {e['id']} (seed {e['seed']}): {e['title']}", ""]
+        for caption, png, err in (plots or {}).get(e["id"], []):
+            out += [f"![{caption}]({png})" if png else
+                    f"({caption}: plot failed: {err})", ""]
+        out += [
                 "| | median | 95% CI | n | outliers | lane |",
                 "|---|---|---|---|---|---|"]
         shown = e["rows"] if len(e["rows"]) <= 40 else []
