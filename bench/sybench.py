@@ -47,7 +47,7 @@ the report then says):
      "command": "...",
      "experiments": [{"id", "title", "seed", "lane_note",
         "rows": [{"name", "unit", "median", "ci_low", "ci_high", "n",
-                  "outliers", "lane"}],
+                  "outliers", "lane", "samples": [...]}],
         "comparisons": [{"a", "b", "ratio", "p_value", "verdict",
                          "lane"}],
         "aa": {"ratio", "p_value"},
@@ -73,7 +73,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
                          mann_whitney_p, row, compare)
 from suite.machine import machine  # noqa: E402
-from suite.report import markdown  # noqa: E402
+from suite.report import markdown, to_json  # noqa: E402
 from suite.plot import render  # noqa: E402
 from suite import (e1_tracepoints, e2_calls, e3_flags,  # noqa: E402
                    e4_memcpy, e5_callee_save, peers)
@@ -131,7 +131,7 @@ def main():
             print(f"== {i} ...", file=sys.stderr, flush=True)
             doc["experiments"].append(EXPERIMENTS[i].run(a.bindir, a.quick, tmp))
     with open(a.json, "w") as f:
-        json.dump(doc, f, indent=1)
+        f.write(to_json(doc) + "\n")
     plots, note = None, "left out (--no-plots)"
     if not a.no_plots:
         plots = render(doc, a.md)

@@ -175,6 +175,21 @@ def cold_calls(bindir, quick, tmp):
             for v in ("sy_memcpy", "glibc", "rep")))
         c = comps[-2]
         cost[-1] += f" ({'~' if c['verdict'] == '~' else c['verdict']})"
-    rows += callgrind_rows(bindir, "e4_cold", tmp)
-    return rows, comps, ("cold calls, ns over the code walk (sy_memcpy/"
-                         "glibc/rep; sy vs glibc): " + ", ".join(cost))
+    cg = callgrind_rows(bindir, "e4_cold", tmp)
+    rows += cg
+    said = ("cold calls, ns over the code walk (sy_memcpy/glibc/rep; sy vs "
+            "glibc): " + ", ".join(cost))
+    # the deterministic lane's answer to the same question: the I-cache
+    # lines each copy brings back after the walk (its I1 misses per walk
+    # + copy, less the walk's own with an empty call)
+    lines = []
+    for n in (16, 64, 256, 1024, 4096):
+        walk = cg_get(cg, f"v_evict_{n}", "I1 misses")
+        got = [cg_get(cg, f"v_{c}_{n}", "I1 misses")
+               for c in ("sy_memcpy", "glibc", "rep")]
+        if walk is not None and None not in got:
+            lines.append(f"{n} B " + "/".join(f"{g - walk:+.0f}" for g in got))
+    if lines:
+        said += ("; I1 misses per cold call over the walk's (callgrind, "
+                 "sy_memcpy/glibc/rep): " + ", ".join(lines))
+    return rows, comps, said

@@ -1,5 +1,27 @@
 # SPDX-License-Identifier: MIT
-"""The Markdown report."""
+"""The reports: the JSON document, written one row to a line, and the
+Markdown."""
+import json
+
+
+def to_json(v, indent=0):
+    """JSON text of v with each element of a list of objects (experiments,
+    rows, comparisons) on a line of its own, and scalars and lists of
+    numbers (samples) inline: diff-able and greppable, not one number to
+    a line."""
+    pad = " " * indent
+    nested = isinstance(v, dict) and any(
+        isinstance(x, dict) and x or
+        isinstance(x, list) and x and isinstance(x[0], dict)
+        for x in v.values())
+    if nested or v is not None and indent == 0 and isinstance(v, dict):
+        return "{\n" + ",\n".join(
+            f"{pad} {json.dumps(k)}: {to_json(x, indent + 1)}"
+            for k, x in v.items()) + f"\n{pad}}}"
+    if isinstance(v, list) and v and isinstance(v[0], dict):
+        return "[\n" + ",\n".join(f"{pad} {to_json(x, indent + 1)}"
+                                   for x in v) + f"\n{pad}]"
+    return json.dumps(v)
 
 
 def fmt(v):

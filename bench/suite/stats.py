@@ -59,10 +59,13 @@ def mann_whitney_p(a, b):
 
 
 def row(name, unit, samples, lane):
+    """A row of the report, its raw samples kept (in the order measured:
+    the interleaved rounds)."""
     lo, hi = median_ci(samples)
     return {"name": name, "unit": unit, "median": median(samples),
             "ci_low": lo, "ci_high": hi, "n": len(samples),
-            "outliers": outliers(samples), "lane": lane}
+            "outliers": outliers(samples), "lane": lane,
+            "samples": list(samples)}
 
 
 def compare(a_name, a, b_name, b):

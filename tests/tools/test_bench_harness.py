@@ -137,6 +137,22 @@ try:
     check(False, "pool mixed units")
 except ValueError:
     pass
+# the JSON document: what json.loads reads back is the document, rows
+# keep their samples, and each row is a line of its own
+from suite.report import to_json  # noqa: E402
+jd = {"format": "f", "machine": {"cpu": "c", "flags": ["a", "b"],
+                                 "perf_events": {"cycles": "ENOENT"}},
+      "experiments": [{"id": "E9", "rows": [sb.row("r1", "ns", [3, 1, 2],
+                                                   "clock"),
+                                            sb.row("r2", "ns", [5], "clock")],
+                       "comparisons": [], "verdict": "v"}]}
+txt = to_json(jd)
+check(json.loads(txt) == jd, "to_json round trip")
+check(jd["experiments"][0]["rows"][0]["samples"] == [3, 1, 2],
+      "row keeps its samples in order")
+check(sum(1 for l in txt.splitlines() if '"name": "r' in l) == 2 and
+      all(l.count('"name"') <= 1 for l in txt.splitlines()),
+      f"one row to a line: {txt}")
 for b in bad:
     print("FAIL:", b)
 print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
