@@ -2,7 +2,7 @@
 /*
  * bench_memcpy.c - switchyard_memcpy() against each of its own strategies
  * and against glibc's memcpy, side by side in one run ([7/10], seed 003;
- * doc/BENCHMARKS.md "[7/10] The copy routine").
+ * doc/BENCHMARKS-HISTORY.md "[7/10] The copy routine").
  *
  * Sizes 1..64 each, then 16 an octave to 8192. Four conditions: source and
  * destination 64-byte aligned, or misaligned (source + 3, destination +

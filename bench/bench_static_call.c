@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_static_call.c - the benchmark of doc/BENCHMARKS.md's historical
+ * bench_static_call.c - the benchmark of doc/BENCHMARKS-HISTORY.md's historical
  * "[6/10] Static calls before patched sites": a static call (then a load of
  * the key's target and an indirect call; since patched sites, the site of
  * arch/x86_64_static_call.h: see bench_sc_call.c) against what a user would

@@ -16,7 +16,8 @@
  * two wake-ups: microseconds, against a nanosecond or so of tracepoints,
  * which is the seed's point (its perf stat saw the difference only in
  * instructions and branches, not in time). SY_BENCH_RAW=FILE dumps the
- * samples for bench/sybench.py.
+ * samples for bench/sybench.py. And seed 001's getppid() example, with no
+ * tracepoint, a flag check or a static key, for its size.
  *
  *   e1_pipe [ROUNDS [M]]      defaults 41 and 2000
  */
@@ -84,6 +85,55 @@ __attribute__((noinline, used)) void e1_tp_keys(void)
 	TP_KEYS();
 }
 
+/*
+ * Seed 001's own example: getppid() with one tracepoint in front ("I am
+ * the true branch"), its size the seed's text figure (80 bytes with a
+ * flag check, 16 fewer with a jump label). The parent's pid is read
+ * through the current task's parent pointer, as the system call does
+ * under rcu_read_lock(); the three forms differ only in the tracepoint.
+ * nm -S reads their sizes (the branch's printf goes to a .cold part).
+ */
+struct e1_task {
+	struct e1_task *real_parent;
+	int tgid;
+};
+static struct e1_task e1_init_task = { &e1_init_task, 1 };
+static struct e1_task e1_task = { &e1_init_task, 2 };
+static struct e1_task *volatile e1_current = &e1_task;
+DEFINE_STATIC_KEY_FALSE(e1_ppid_key);
+static volatile int e1_ppid_flag;
+
+int e1_getppid_none(void);
+int e1_getppid_flag(void);
+int e1_getppid_key(void);
+
+static inline int e1_ppid(void)
+{
+	struct e1_task *p = __atomic_load_n(&e1_current->real_parent,
+					    __ATOMIC_ACQUIRE);
+
+	return p->tgid;
+}
+
+__attribute__((noinline, used)) int e1_getppid_none(void)
+{
+	return e1_ppid();
+}
+
+__attribute__((noinline, used)) int e1_getppid_flag(void)
+{
+	if (__builtin_expect(e1_ppid_flag, 0))
+		printf("I am the true branch\n");
+	return e1_ppid();
+}
+
+__attribute__((noinline, used)) int e1_getppid_key(void)
+{
+	if (static_branch_unlikely(&e1_ppid_key))
+		printf("I am the true branch\n");
+	return e1_ppid();
+}
+
 __attribute__((noinline)) static void path(unsigned char v)
 {
 	if (v == 1)
@@ -148,6 +198,11 @@ int main(int argc, char **argv)
 	if (rounds < 3 || m < 1 || !s || pipe(ping) || pipe(pong)) {
 		fprintf(stderr, "usage: e1_pipe [ROUNDS>=3 [M>=1]]\n");
 		return 2;
+	}
+	if (e1_getppid_none() != 1 || e1_getppid_flag() != 1 ||
+	    e1_getppid_key() != 1) {
+		fprintf(stderr, "e1_pipe: getppid() forms disagree\n");
+		return 1;
 	}
 	bench_perf_open(&pc, NV, rounds);
 	pthread_create(&t, NULL, echo, NULL);

@@ -33,6 +33,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define BATCH 256
@@ -64,6 +65,7 @@ static const unsigned sizes[NSIZES] = { 16, 64, 256, 1024, 4096 };
 
 static switchyard_memcpy_fn fn[NV];
 static unsigned char *src, *dst;
+static struct bench_perf pc;	/* the perf lane: slot size * NV + contender */
 
 static void *no_copy(void *d, const void *s, size_t n)
 {
@@ -90,18 +92,23 @@ static inline void serialize(void)
 #endif
 }
 
+/* one batch; slot and round say where its counters go (-1: nowhere) */
 static __attribute__((noinline)) double batch(switchyard_memcpy_fn f,
-					      unsigned n)
+					      unsigned n, int slot, int round)
 {
 	switchyard_memcpy_fn volatile fv = f;
-	double t0 = bench_now_ns();
+	double t0;
 
+	bench_perf_start(&pc);
+	t0 = bench_now_ns();
 	for (int i = 0; i < BATCH; i++) {
 		e4_walk();
 		fv(dst, src, n);
 		serialize();
 	}
-	return (bench_now_ns() - t0) / BATCH;
+	t0 = (bench_now_ns() - t0) / BATCH;
+	bench_perf_stop(&pc, slot, round, BATCH);
+	return t0;
 }
 
 /*
@@ -183,16 +190,17 @@ int main(int argc, char **argv)
 	s = malloc(sizeof(*s) * NV * NSIZES * (size_t)rounds);
 	if (!s)
 		return 1;
+	bench_perf_open(&pc, NV * NSIZES, rounds);
 	/* warm-up: a few batches of everything, not recorded */
 	for (int w = 0; w < 3; w++)
 		for (int v = 0; v < NV; v++)
-			batch(fn[v], 256);
+			batch(fn[v], 256, -1, -1);
 	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < NV * NSIZES; k++) {
 			int j = (r + k) % (NV * NSIZES);
 			int v = j % NV, i = j / NV;
 
-			s[(size_t)j * rounds + r] = batch(fn[v], sizes[i]);
+			s[(size_t)j * rounds + r] = batch(fn[v], sizes[i], j, r);
 		}
 	printf("# ns per (64 KiB code walk + copy), medians [95%% CI], "
 	       "%d rounds of %d\n", rounds, BATCH);
@@ -207,8 +215,11 @@ int main(int argc, char **argv)
 			printf("%-10s %-10s %8.2f [%.2f, %.2f]\n", loop,
 			       vname[v], m.median, m.lo, m.hi);
 			bench_raw(loop, vname[v], "ns/(walk+copy)", x, rounds);
+			bench_perf_raw(&pc, i * NV + v, loop, vname[v],
+				       "ns/(walk+copy)");
 		}
 	}
+	bench_perf_close(&pc);
 	free(s);
 	return 0;
 }

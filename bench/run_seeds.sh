@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # run_seeds.sh SEED000 SEED002 SEED004 - the seeds' experiments in user
-# space (doc/BENCHMARKS.md): runs each program (times, instructions
+# space (doc/BENCHMARKS-HISTORY.md): runs each program (times, instructions
 # single-stepped on the patched path, self-checks: a failed check stops
 # here), then, when valgrind is installed, each program's loops once under
 # callgrind (there rseq is off: the static call sites are parked on their

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_static_calls.sh SRC BENCH_SC_CALL BENCH_SC_UPDATE OUTDIR - the figures
-# of doc/BENCHMARKS.md "[6/10] Static calls: patched sites":
+# of doc/BENCHMARKS-HISTORY.md "[6/10] Static calls: patched sites":
 #  1. code per call site and instructions per call (objdump; callgrind, if
 #     valgrind is installed; checks that the retpoline loop uses a thunk);
 #  2. time per call, every variant interleaved in one process, then the

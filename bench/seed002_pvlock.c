@@ -34,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "seeds.h"
+#include "perfctr.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
 #error "seed002_pvlock measures x86-64 patched static call sites"
@@ -82,6 +83,7 @@ static const char *const names[NV] = {
 };
 
 static int failed;
+static struct bench_perf pc;
 
 static void check(int v, long want, const char *how)
 {
@@ -181,13 +183,17 @@ int main(int argc, char **argv)
 		fns[v](N1 / 10);
 		check(v, N1 / 10, "warm-up");
 	}
+	bench_perf_open(&pc, NV, rounds);	/* the perf lane: one thread */
 	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < NV; k++) {
 			int v = (r + k) % NV;
-			double t0 = seed_cpu_ns();
+			double t0;
 
+			bench_perf_start(&pc);
+			t0 = seed_cpu_ns();
 			fns[v](N1);
 			s1[v][r] = (seed_cpu_ns() - t0) / N1;
+			bench_perf_stop(&pc, v, r, N1);
 			check(v, N1, "one thread");
 		}
 
@@ -215,6 +221,9 @@ int main(int argc, char **argv)
 		printf(" %s |", names[v]);
 	printf("\n| --- | --- | --- | --- | --- |\n");
 	print_row("1 thread, ns/pair", s1, 1, "");
+	for (int v = 0; v < NV; v++)
+		bench_perf_raw(&pc, v, "1 thread, ns/pair", names[v], "ns/pair");
+	bench_perf_close(&pc);
 	print_row("2 threads, ns/pair", s2, 1, "");
 	printf("| instructions/pair (single-stepped) |");
 	for (int v = 0; v < NV; v++)

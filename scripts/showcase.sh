@@ -189,7 +189,7 @@ if a and b:
     print(f"\n  keys vs flags: {r:.3f}x, Mann-Whitney p = {p:.3f}: {verdict}")
     print("  In a hot loop with warm caches a predicted flag check is nearly free;")
     print("  the static key's gains show under I-cache, D-cache and predictor pressure")
-    print("  (doc/BENCHMARKS.md), and its cost when off is one no-op instruction.")
+    print("  (doc/BENCHMARKS-HISTORY.md), and its cost when off is one no-op instruction.")
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"\n  machine: {cpu}, {len([l for l in open('/proc/cpuinfo') if l.startswith('processor')])} CPUs")
 PY

@@ -45,7 +45,7 @@ static const uint32_t grid[] = {
 #define MAX_SIZE (16384 + 16384 / 4)
 /* the random sequence (a power of two), read on from batch to batch: a
  * sequence restarted each batch was learnt by the branch predictor
- * (doc/BENCHMARKS.md "[7/10] The copy routine") */
+ * (doc/BENCHMARKS-HISTORY.md "[7/10] The copy routine") */
 #define NSIZES 65536
 
 enum { S_SHORT, S_LOOP, S_REP, NSTRAT };

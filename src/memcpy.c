@@ -20,7 +20,7 @@
  * Defaults per CPU and flavour (the loop's vector width), from
  * measurements: switchyard_calibrate() (full), the minimum-loss
  * thresholds over the four conditions, four runs each; the break-evens
- * with their intervals are in doc/BENCHMARKS.md "[7/10] The copy
+ * with their intervals are in doc/BENCHMARKS-HISTORY.md "[7/10] The copy
  * routine". The first entry that matches wins. A CPU that matches none
  * gets generic_default() below: glibc's rule, not a measurement.
  */

@@ -69,6 +69,12 @@ def run(bindir, quick, tmp):
         "e1_tp_flags": "bytes of a function with 8 flag checks",
         "e1_tp_keys": "bytes of a function with 8 static keys"})
     rows += sizes
+    ppid = nm_rows(prog, {
+        "e1_getppid_none": "bytes of getppid(), no tracepoint",
+        "e1_getppid_flag": "bytes of getppid(), a flag check",
+        "e1_getppid_key": "bytes of getppid(), a static key"})
+    rows += ppid
+    ppid_of = {r["name"].rsplit(", ", 1)[1]: int(r["median"]) for r in ppid}
     size_of = {("keys" if "static keys" in r["name"] else "flags"):
                int(r["median"]) for r in sizes}
     f = find(comps, "pipe round trip: 8 flag checks", "pipe round trip: no")
@@ -92,9 +98,12 @@ def run(bindir, quick, tmp):
                f"test, per round trip, flags vs none {said(f)}, keys vs none "
                f"{said(k)}, keys vs flags {said(kf)}; function bytes: keys "
                f"{size_of.get('keys', '?')} vs flags "
-               f"{size_of.get('flags', '?')} (seed 001's pipe test: a few "
-               "percent fewer instructions and branches with keys, the time "
-               "within its noise)" + cg_said_)
+               f"{size_of.get('flags', '?')}; getppid(): "
+               f"{ppid_of.get('a flag check', '?')} bytes with a flag check, "
+               f"{ppid_of.get('a static key', '?')} with a static key, "
+               f"{ppid_of.get('no tracepoint', '?')} without (seed 001: 80 "
+               "and 64; its pipe test: a few percent fewer instructions and "
+               "branches with keys, the time within its noise)" + cg_said_)
     return {"id": "E1", "seed": "001",
             "title": "disabled tracepoints: none, flags, static keys (dense "
                      "under pressure; pipe ping-pong)",

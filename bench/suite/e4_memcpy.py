@@ -4,12 +4,13 @@ import os
 import re
 
 from .lanes import by_loop, callgrind_rows, callgrind_run, cg_callees, \
-    cg_get, cg_note, raw_lines
+    cg_get, cg_note, raw_lines, seed_rows
 from .machine import run as sh
 from .stats import compare, median, row
 
 PROGRAMS = ["memcpy_bench", "e4_cold"]
 CALIBRATIONS = (3, 9)     # runs of the calibration: --quick, full
+VECTOR = ("avx512", "avx2", "sse2")   # memcpy_bench's loops, widest first
 
 
 def run(bindir, quick, tmp):
@@ -19,7 +20,7 @@ def run(bindir, quick, tmp):
     (bench/bench_memcpy.c; each point's contenders interleaved). Every
     point's rows go to the JSON; the verdict counts the points."""
     recs = raw_lines(bindir, "memcpy_bench", tmp, ["--quick"] if quick else [])
-    rows, comps, per = [], [], {}
+    rows, comps, per, rep_vs = [], [], {}, {}
     loops = by_loop(recs)
     for loop, rs in loops.items():
         got = {r["variant"]: r["samples"] for r in rs}
@@ -35,6 +36,17 @@ def run(bindir, quick, tmp):
         per[cond][c["verdict"]] += 1
         if c["verdict"] == ">":
             per[cond]["worst"] = max(per[cond]["worst"], c["ratio"])
+        # seed 003's own question: rep movsb against the widest vector
+        # loop this CPU runs (switchyard's strategies called alone)
+        vec = next((v for v in VECTOR if v in got), None)
+        if vec and "rep" in got:
+            for v in ("rep", vec):
+                rows.append(row(f"{loop}: {v}", "ns/copy", got[v], "clock"))
+            rc = compare(f"{loop}: rep", got["rep"], f"{loop}: {vec}",
+                         got[vec])
+            comps.append(rc)
+            rep_vs.setdefault((cond, vec), []).append(
+                (int(loop.split(" ", 1)[0]), rc["verdict"]))
     bes, brows = breakevens(bindir, CALIBRATIONS[0 if quick else 1])
     rows += brows
     crows, ccomps, cold = cold_calls(bindir, quick, tmp)
@@ -78,14 +90,29 @@ def run(bindir, quick, tmp):
         if big:
             cgv += (f" (sy_memcpy at {', '.join(big)}: rep movsb, which "
                     "valgrind counts as one instruction a byte)")
+    reps = []
+    for (cond, vec), pts in rep_vs.items():
+        # the grid's break-even: the smallest size from which rep movsb
+        # is never significantly slower than the loop
+        pts.sort()
+        slow = [n for n, v in pts if v == ">"]
+        start = next((n for n, _ in pts if not slow or n > slow[-1]), None)
+        reps.append(f"{cond} {start if start is not None else 'none'} "
+                    f"(faster at {sum(v == '<' for _, v in pts)}, ~ at "
+                    f"{sum(v == '~' for _, v in pts)}, slower at "
+                    f"{len(slow)})")
     first = next(iter(loops.values()))[0]["samples"]
     aa = compare("odd rounds", first[1::2], "even rounds", first[0::2])
-    verdict = ("loop -> rep movsb break-even: " + ", ".join(bes) + "; " if bes
-               else "") + cold + "; " + "; ".join(
+    verdict = ("loop -> rep movsb break-even (calibration): " +
+               ", ".join(bes) + "; " if bes else "") + (
+        f"rep movsb vs the {rep_vs and next(iter(rep_vs))[1]} loop, "
+        "never slower from (grid): " + ", ".join(reps) + "; " if reps
+        else "") + cold + "; sy_memcpy vs glibc: " + "; ".join(
         f"{cond}: faster at {v['<']}, ~ at {v['~']}, slower at {v['>']} "
         f"(worst {v['worst']:.2f}x)" for cond, v in per.items())
     return {"id": "E4", "seed": "003",
-            "title": "switchyard_memcpy vs glibc memcpy per size and alignment",
+            "title": "switchyard_memcpy vs glibc memcpy, rep movsb vs vector "
+                     "loops, per size and alignment; cold calls",
             "rows": rows, "comparisons": comps,
             "lane_note": "break-even rows: the median of the calibrations' "
                          "sizes, and as its interval the smallest and "
@@ -161,11 +188,12 @@ def cold_calls(bindir, quick, tmp):
     the callgrind lane: instructions (and what else the lane counts) per
     walk + copy."""
     recs = raw_lines(bindir, "e4_cold", tmp, ["21" if quick else "101"])
-    rows, comps, cost = [], [], []
+    # rows of every lane the program wrote, each contender against the
+    # walk alone (its loop's first variant)
+    rows, comps, _ = seed_rows(recs)
+    cost = []
     for loop, rs in by_loop(recs).items():
         got = {r["variant"]: r["samples"] for r in rs}
-        for v, x in got.items():
-            rows.append(row(f"{loop}: {v}", rs[0]["unit"], x, "clock"))
         for other in ("glibc", "rep"):
             comps.append(compare(f"{loop}: sy_memcpy", got["sy_memcpy"],
                                  f"{loop}: {other}", got[other]))

@@ -99,7 +99,7 @@ void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
  *    arch/x86/kernel/cpu/intel.c and amd.c set it for these families;
  *  - AVX512_COPY, this library's: 512-bit loads and stores measured
  *    faster than 256-bit ones for copies on this model (switchyard_memcpy
- *    takes its AVX-512 flavour: doc/BENCHMARKS.md "[7/10] The copy
+ *    takes its AVX-512 flavour: doc/BENCHMARKS-HISTORY.md "[7/10] The copy
  *    routine"). Intel family 6 model 207 (Emerald Rapids) only: on
  *    Skylake-SP 512-bit instructions lower the core's clock for what runs
  *    after them (why glibc avoids them there), and no other model was

@@ -10,7 +10,7 @@
  * adds and cannot be told not to: vzeroupper on every path that touched
  * a ymm register (no way to ask for ymm16-31, which need none), a
  * run-time-constant test before the smallest sizes, the loop's own entry
- * checks after the dispatcher's (doc/BENCHMARKS.md "[7/10] The copy
+ * checks after the dispatcher's (doc/BENCHMARKS-HISTORY.md "[7/10] The copy
  * routine" has the before and after).
  *
  * The entry is one alternative (the library's own sy_altinstr records,

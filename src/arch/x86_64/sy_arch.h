@@ -28,7 +28,7 @@
  * resets it to SIG_DFL). TEST writes only the flags, which the site's asm
  * declares clobbered; it reads al/eax, whose value is irrelevant. It is one
  * instruction and one ALU uop, as cheap as a NOP in the measurements of
- * doc/BENCHMARKS.md.
+ * doc/BENCHMARKS-HISTORY.md.
  */
 #ifndef SY_ARCH_X86_64_H
 #define SY_ARCH_X86_64_H
