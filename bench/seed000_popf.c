@@ -220,10 +220,12 @@ static void check(int col, int v, long got, long n, long bit, int exact)
 		if (det < 0 || det > slack || (!bit && got))
 			want = -1;
 	}
-	/* a native's pass through its detour (an rseq abort: rare) runs
-	 * the C function, which restores CF too, unless the detour's own
-	 * code changes the flags after it: either count is right */
-	if (exact && (v == 1 || v == 2) && bit && got >= n - det && got <= n)
+	/* a pass through the detour (an rseq abort: rare) runs the C
+	 * function, which restores CF too, unless the detour's own code
+	 * changes the flags after it: either count is right, for the call
+	 * as for the natives (seen once in ten runs under load: the call
+	 * variant's one detoured pass kept CF) */
+	if (exact && v < 3 && bit && got >= n - det && got <= n)
 		want = got;
 	aborts[col][v] += det;
 	if (got != want || det > n) {

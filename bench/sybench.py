@@ -63,6 +63,7 @@ cost, next to plain flags; built with cargo; not in --quick).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,7 @@ from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
 from suite.machine import machine  # noqa: E402
 from suite.report import markdown, to_json  # noqa: E402
 from suite.plot import render  # noqa: E402
+from suite.lanes import BenchFailed  # noqa: E402
 from suite import (e1_tracepoints, e2_calls, e3_flags,  # noqa: E402
                    e4_memcpy, e5_callee_save, peers)
 
@@ -123,13 +125,34 @@ def main():
               f"{', '.join(missing)} (cmake --build build --target "
               f"{' '.join(missing)})", file=sys.stderr)
         return 1
+    # the command as typed (the tool adds --bindir: not the user's)
+    argv = sys.argv[1:]
+    if "--bindir" in argv and argv.index("--bindir") + 1 < len(argv):
+        k = argv.index("--bindir")
+        argv = argv[:k] + argv[k + 2:]
     doc = {"format": FORMAT, "machine": machine(a.bindir),
-           "command": " ".join(["switchyard", "bench"] + sys.argv[1:]),
+           "command": " ".join(["switchyard", "bench"] + argv),
            "experiments": []}
+    failed = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in ids:
             print(f"== {i} ...", file=sys.stderr, flush=True)
-            doc["experiments"].append(EXPERIMENTS[i].run(a.bindir, a.quick, tmp))
+            try:
+                doc["experiments"].append(
+                    EXPERIMENTS[i].run(a.bindir, a.quick, tmp))
+            except (BenchFailed, subprocess.SubprocessError, OSError) as e:
+                # a program's self-check failed (or it could not run):
+                # the experiment says so, the others still run, and the
+                # exit status says it at the end
+                print(f"switchyard bench: {i} FAILED: {e}", file=sys.stderr)
+                failed.append(i)
+                doc["experiments"].append({
+                    "id": i, "seed": "".join(re.findall(
+                        r"seed (\d+)", EXPERIMENTS[i].__doc__ or "")[:1])
+                    or "-",
+                    "title": (EXPERIMENTS[i].__doc__ or i).strip(),
+                    "rows": [], "comparisons": [], "error": str(e),
+                    "verdict": f"FAILED: {e}"})
     with open(a.json, "w") as f:
         f.write(to_json(doc) + "\n")
     plots, note = None, "left out (--no-plots)"
@@ -144,6 +167,10 @@ def main():
     with open(a.md, "w") as f:
         f.write(md + "\n")
     print(md)
+    if failed:
+        print(f"switchyard bench: FAILED: {', '.join(failed)} (the reports "
+              "say why)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -3,10 +3,9 @@
 import os
 import json
 import re
-import subprocess
 
 from .lanes import (CG_NOTE, callgrind_rows, callgrind_run, cg_note,
-                    cg_said, raw_lines, seed_rows)
+                    cg_said, raw_lines, run_checked, seed_rows)
 from .machine import pin_cpu, pinned
 from .stats import compare, find, row, said
 
@@ -24,9 +23,8 @@ def run(bindir, quick, tmp):
     ops table, static calls, a native unlock (bench/seed002_pvlock.c)."""
     out = os.path.join(tmp, "e2.json")
     rounds = "31" if quick else "201"
-    subprocess.run([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
-                    "--json", out], check=True, stdout=subprocess.DEVNULL,
-                   preexec_fn=pinned(pin_cpu()))
+    run_checked([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
+                 "--json", out], preexec_fn=pinned(pin_cpu()))
     with open(out) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
     base = next(r for r in recs if r["variant"] == "c_direct")

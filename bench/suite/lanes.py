@@ -15,6 +15,24 @@ from .machine import pin_cpu, pinned, run
 from .stats import compare, median, row
 
 
+class BenchFailed(Exception):
+    """A benchmark program exited non-zero: its own self-check failed
+    (the message carries its FAIL lines), or it could not run."""
+
+
+def run_checked(cmd, **kw):
+    """subprocess.run(cmd) with stdout captured; BenchFailed, with the
+    program's FAIL lines (or its last lines), when it exits non-zero."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode:
+        out = (p.stdout + p.stderr).splitlines()
+        why = [l for l in out if "FAIL" in l] or out[-3:]
+        raise BenchFailed(f"{os.path.basename(cmd[0])} "
+                          f"{' '.join(cmd[1:])}: exit {p.returncode}: "
+                          + " / ".join(why))
+    return p
+
+
 class Raw(list):
     """A program's clock records, in the order measured (what every
     consumer indexes by variant), with its perf lane's records beside
@@ -35,9 +53,8 @@ def raw_lines(bindir, prog, tmp, args=(), pin=True):
     if os.path.exists(out):     # the program appends: one run's lines only
         os.unlink(out)
     env = dict(os.environ, SY_BENCH_RAW=out)
-    subprocess.run([os.path.join(bindir, prog), *args], check=True, env=env,
-                   stdout=subprocess.DEVNULL,
-                   preexec_fn=pinned(pin_cpu() if pin else None))
+    run_checked([os.path.join(bindir, prog), *args], env=env,
+                preexec_fn=pinned(pin_cpu() if pin else None))
     with open(out) as f:
         recs = [json.loads(l) for l in f if l.startswith("{")]
     raw = Raw(r for r in recs if r.get("lane", "clock") == "clock")

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 
-from .lanes import nm_rows, pool, seed_rows
+from .lanes import BenchFailed, nm_rows, pool, seed_rows
 from .stats import compare, find, median, said
 
 PROGRAMS = ["bench_flip", "peer_sites"]
@@ -123,8 +123,9 @@ def build_rust(bindir):
     return os.path.join(target, "release"), None
 
 
-class PeerFailed(Exception):
-    pass
+class PeerFailed(BenchFailed):
+    """A peer's program failed: the Rust side's failure is reported as
+    "not measured"; switchyard's fails the experiment (sybench.py)."""
 
 
 def _run(cmd, raw=None):

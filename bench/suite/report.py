@@ -66,7 +66,9 @@ def markdown(doc, plots=None, plot_note=None):
                        f"{c['p_value']:.3g} | {c['verdict']} |")
         if e.get("lane_note"):
             out += ["", e["lane_note"] + "."]
-        out += ["", f"A/A (noise floor): {e['aa']['ratio']:.3f}, "
-                    f"p = {e['aa']['p_value']:.3g}.", "",
+        if e.get("aa"):
+            out += ["", f"A/A (noise floor): {e['aa']['ratio']:.3f}, "
+                        f"p = {e['aa']['p_value']:.3g}."]
+        out += ["",
                 f"Verdict: {e['verdict']}", ""]
     return "\n".join(out)

@@ -153,6 +153,16 @@ check(jd["experiments"][0]["rows"][0]["samples"] == [3, 1, 2],
 check(sum(1 for l in txt.splitlines() if '"name": "r' in l) == 2 and
       all(l.count('"name"') <= 1 for l in txt.splitlines()),
       f"one row to a line: {txt}")
+# a benchmark program that fails its self-check: BenchFailed, carrying
+# its FAIL lines (the harness reports them and runs the rest)
+from suite.lanes import BenchFailed, run_checked  # noqa: E402
+try:
+    run_checked(["sh", "-c", "echo ok; echo 'FAIL: CF lost'; exit 1"])
+    check(False, "run_checked let a failure pass")
+except BenchFailed as e:
+    check("FAIL: CF lost" in str(e) and "exit 1" in str(e), f"BenchFailed: {e}")
+check(run_checked(["sh", "-c", "echo fine"]).stdout == "fine\n",
+      "run_checked output")
 for b in bad:
     print("FAIL:", b)
 print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
