@@ -17,9 +17,15 @@
  * destination (data warm: only the code is cold). Contenders are called
  * through a volatile pointer, in batches of 256 (walk + copy) pairs,
  * interleaved round by round with the first rotated. A sample is ns per
- * (walk + copy); the harness subtracts the walk's median to give the
- * copy's cold cost. The walk also displaces some of the branch
- * predictor's targets: a cold call is cold there too, as in a program.
+ * (walk + copy); the harness subtracts the walk's median. What that
+ * leaves is the cold part of a call: the walk is bound by instruction
+ * fetch from L2 and leaves the execution units idle, so a copy's
+ * execution (measured warm by bench_memcpy.c) overlaps the next walk's
+ * fetch, while the fetch of its own code, after the walk, cannot
+ * overlap anything (a fence does not change that: LFENCE holds back
+ * execution, not fetch; tried, no difference). The walk also displaces
+ * some of the branch predictor's targets: a cold call is cold there
+ * too, as in a program.
  *
  *   e4_cold [ROUNDS]         default 41; SY_BENCH_RAW=FILE for sybench.py
  *   e4_cold callgrind        200 (walk + copy) pairs in a function
@@ -74,24 +80,6 @@ static void *no_copy(void *d, const void *s, size_t n)
 	return d;
 }
 
-/*
- * The walk is bound by instruction fetch and leaves the execution units
- * idle: without a fence, a copy's execution hides under the next walk's
- * fetch and only its own fetch shows. LFENCE lets no later instruction
- * execute before every earlier one completed (SDM vol. 2, LFENCE), and
- * the fetch queue ahead of it is only a few dozen instructions deep: each
- * sample is then walk + the whole copy, as when a program uses what it
- * copied. (Elsewhere: a compiler barrier only.)
- */
-static inline void serialize(void)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("lfence" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
-
 /* one batch; slot and round say where its counters go (-1: nowhere) */
 static __attribute__((noinline)) double batch(switchyard_memcpy_fn f,
 					      unsigned n, int slot, int round)
@@ -104,7 +92,6 @@ static __attribute__((noinline)) double batch(switchyard_memcpy_fn f,
 	for (int i = 0; i < BATCH; i++) {
 		e4_walk();
 		fv(dst, src, n);
-		serialize();
 	}
 	t0 = (bench_now_ns() - t0) / BATCH;
 	bench_perf_stop(&pc, slot, round, BATCH);

@@ -297,8 +297,12 @@ static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
 	struct bench_summary m[NV];
 
 	for (int v = 0; v < NV; v++) {
+		double ms[ROUNDS];
+
 		m[v] = bench_summarize(s[v], ROUNDS);
-		bench_raw(label, names[v], "ns/run", s[v], ROUNDS);
+		for (int r = 0; r < ROUNDS; r++)	/* the seed's unit */
+			ms[r] = s[v][r] / 1e6;
+		bench_raw(label, names[v], "ms/run", ms, ROUNDS);
 	}
 	printf("| %s |", label);
 	for (int v = 0; v < NV; v++) {

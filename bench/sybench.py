@@ -51,6 +51,9 @@ the report then says):
         "comparisons": [{"a", "b", "ratio", "p_value", "verdict",
                          "lane"}],
         "aa": {"ratio", "p_value"},
+        "summary": [row names the Markdown tables when there are
+                    more than 100 rows (E4)],
+        "error": "..." (only when a program failed; then no rows),
         "verdict": "..."}]}
 
 Built so far: E1 (dense tracepoints under pressure, the pipe test,

@@ -114,12 +114,17 @@ def run(bindir, quick, tmp):
             "title": "switchyard_memcpy vs glibc memcpy, rep movsb vs vector "
                      "loops, per size and alignment; cold calls",
             "rows": rows, "comparisons": comps,
+            # the report's table: all but the grid's per-point rows
+            "summary": [r["name"] for r in rows
+                        if not re.match(r"\d+ (mis)?aligned ", r["name"])],
             "lane_note": "break-even rows: the median of the calibrations' "
                          "sizes, and as its interval the smallest and "
                          "largest size any calibration found (n: the "
                          "calibrations that found one on the grid); cold "
-                         "rows: ns per 64 KiB code walk + copy, with LFENCE "
-                         "(bench/e4_cold.c); "
+                         "rows: ns per 64 KiB code walk + copy "
+                         "(bench/e4_cold.c): over the walk, a copy adds the "
+                         "fetch of its own code, its execution overlapping "
+                         "the next walk's fetch; "
                          + cg_note(cg, f"callgrind rows: {cg['n']} copies "
                                    "per point (aligned), each point in a "
                                    "function of its own, after a warm-up, "

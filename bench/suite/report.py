@@ -24,6 +24,11 @@ def to_json(v, indent=0):
     return json.dumps(v)
 
 
+# an experiment's rows and comparisons are tabled up to this many; past
+# it, only those it names in "summary"
+MAX_TABLE = 100
+
+
 def fmt(v):
     return "-" if v is None else f"{v:.3f}"
 
@@ -53,15 +58,24 @@ def markdown(doc, plots=None, plot_note=None):
         out += [
                 "| | median | 95% CI | n | outliers | lane |",
                 "|---|---|---|---|---|---|"]
-        shown = e["rows"] if len(e["rows"]) <= 40 else []
-        if not shown:
-            out.append(f"| ({len(e['rows'])} rows: in the JSON) | | | | | |")
-        for r in shown:
+        rows, comps = e["rows"], e["comparisons"]
+        if len(rows) > MAX_TABLE:
+            # an experiment of many points (E4) names its summary rows;
+            # the others are in the JSON and the plots
+            keep = set(e.get("summary", ()))
+            rows = [r for r in rows if r["name"] in keep]
+            comps = [c for c in comps if c["a"] in keep]
+            out.append(f"| ({len(e['rows']) - len(rows)} more rows: in the "
+                       "JSON and the plots) | | | | | |")
+        for r in rows:
             out.append(f"| {r['name']} | {fmt(r['median'])} {r['unit']} | "
                        f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {r['n']} | "
                        f"{r['outliers']} | {r['lane']} |")
         out += ["", "| A vs B | ratio | p | |", "|---|---|---|---|"]
-        for c in (e["comparisons"] if len(e["comparisons"]) <= 40 else []):
+        if len(comps) < len(e["comparisons"]):
+            out.append(f"| ({len(e['comparisons']) - len(comps)} more: in "
+                       "the JSON) | | | |")
+        for c in comps:
             out.append(f"| {c['a']} vs {c['b']} | {c['ratio']:.3f} | "
                        f"{c['p_value']:.3g} | {c['verdict']} |")
         if e.get("lane_note"):
