@@ -50,17 +50,28 @@
  * next; never written, so no self-modifying code is involved. The lines
  * map to every set of a 64 KiB or smaller L1I, twice at 32 KiB.
  */
+#if defined(__x86_64__)
+#define E4_JUMP "jmp 1f\n"
+#define E4_FILL ".balign 64, 0xcc\n"	/* int3: never run */
+#define E4_RET "ret\n"
+#elif defined(__aarch64__)
+#define E4_JUMP "b 1f\n"
+#define E4_FILL ".balign 64\n"
+#define E4_RET "ret\n"
+#else
+#error "e4_cold: the code walk is written for x86-64 and AArch64"
+#endif
 __asm__(".pushsection .text.e4_walk, \"ax\", @progbits\n"
 	".balign 64\n"
 	".globl e4_walk\n"
 	".type e4_walk, @function\n"
 	"e4_walk:\n"
 	".rept 1024\n"
-	"jmp 1f\n"
-	".balign 64, 0xcc\n"
+	E4_JUMP
+	E4_FILL
 	"1:\n"
 	".endr\n"
-	"ret\n"
+	E4_RET
 	".size e4_walk, . - e4_walk\n"
 	".popsection\n");
 void e4_walk(void);

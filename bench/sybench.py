@@ -56,12 +56,16 @@ the report then says):
         "error": "..." (only when a program failed; then no rows),
         "verdict": "..."}]}
 
-Built so far: E1 (dense tracepoints under pressure, the pipe test,
-function bytes), E2, E3, E4, E5 in the clock lane, all five in the
-callgrind lane too (E1: the dense workload; E2: the x = f(x) chain; E4:
-5 sizes fixed and random, aligned) (--quick: E1-E4; E5 takes about 4
-minutes). PEERS (the Rust crate static-keys: flip cost and disabled-site
-cost, next to plain flags; built with cargo; not in --quick).
+Experiments (each a module of suite/): E1 (seed 001: dense tracepoints
+in three configurations, the pipe test, function bytes incl. getppid()),
+E2 (seed 002: the x = f(x) call chain, the seed's lock/unlock chain), E3
+(seed 000), E4 (seed 003: 704 points against glibc, rep movsb against
+the vector loop, the calibration's break-evens, cold calls), E5 (seed
+004), PEERS (the Rust crate static-keys: flip cost and disabled-site
+cost, next to plain flags; cargo builds it; not in --quick). All have the
+callgrind lane; E1 (dense, pipe), E2 (lock/unlock), E3 and E4 (cold) the
+perf lane. --quick: E1-E4, about a minute and a half here; the full run
+about 7.5 minutes (doc/BENCHMARKS.md).
 """
 import argparse
 import json
