@@ -6,7 +6,7 @@ import re
 from .lanes import by_loop, callgrind_rows, callgrind_run, cg_callees, \
     cg_get, cg_note, raw_lines, seed_rows
 from .machine import run as sh
-from .stats import compare, median, row
+from .stats import compare, median, median_ci, row
 
 PROGRAMS = ["memcpy_bench", "e4_cold"]
 CALIBRATIONS = (3, 9)     # runs of the calibration: --quick, full
@@ -117,10 +117,10 @@ def run(bindir, quick, tmp):
             # the report's table: all but the grid's per-point rows
             "summary": [r["name"] for r in rows
                         if not re.match(r"\d+ (mis)?aligned ", r["name"])],
-            "lane_note": "break-even rows: the median of the calibrations' "
-                         "sizes, and as its interval the smallest and "
-                         "largest size any calibration found (n: the "
-                         "calibrations that found one on the grid); cold "
+            "lane_note": f"break-even rows: the median of "
+                         f"{CALIBRATIONS[0 if quick else 1]} calibrations' "
+                         "sizes with its 95% CI (n: the calibrations that "
+                         "found one on their grid, to 16 KiB); cold "
                          "rows: ns per 64 KiB code walk + copy "
                          "(bench/e4_cold.c): over the walk, a copy adds the "
                          "fetch of its own code, its execution overlapping "
@@ -155,9 +155,10 @@ def breakevens(bindir, runs):
     `runs` times: a calibration on a busy machine moves (seen since
     [7/10]: 8192 / 8192 / 16384 in three runs), so one run is not a
     figure. Per condition and threshold a row: the median of the sizes
-    found, the smallest and largest as its interval, n the runs that found
-    one (the others found none on the grid: the strategies never crossed
-    within 16 KiB)."""
+    found with its 95% CI (order statistics, as every clock row's: with 9
+    runs the 2nd smallest and the largest), n the runs that found one (the
+    others found none on the grid: the strategies never crossed within 16
+    KiB)."""
     found = {}
     for _ in range(runs):
         cal = sh([os.path.join(bindir, "memcpy_bench"), "--calibrate"])
@@ -175,10 +176,11 @@ def breakevens(bindir, runs):
     for (what, cond), sizes in found.items():
         got = sorted(s for s in sizes if s is not None)
         med = median(got) if got else None
+        lo, hi = median_ci(got) if got else (None, None)
         rows.append({"name": f"break-even {what}, {cond}", "unit": "bytes",
-                     "median": med, "ci_low": got[0] if got else None,
-                     "ci_high": got[-1] if got else None, "n": len(got),
-                     "outliers": 0, "lane": "clock"})
+                     "median": med, "ci_low": lo, "ci_high": hi,
+                     "n": len(got), "outliers": 0, "lane": "clock",
+                     "samples": got})
         if what.endswith("rep movsb"):
             bes.append(f"{cond} {int(med) if got else 'none'}"
                        f" ({len(got)} of {len(sizes)} runs)")
