@@ -113,6 +113,17 @@ with tempfile.TemporaryDirectory() as tmp:
         paired(counted, "seed004", want, 21, "/pair")
         check(not any(p["loop"] == "1, CPU time" for p in recs.perf),
               "seed004: perf lines under \"1, CPU time\"")
+        # the counters count the worker that ran the pairs, not the main
+        # thread waiting for it: one thread's task-clock per pair is its
+        # CPU time per pair (ms/run over 2000 pairs), within a factor 2
+        cpu = {c["variant"]: sorted(c["samples"])[10] * 1e6 / 2000
+               for c in recs if c["loop"] == "1, CPU time"}
+        for p in recs.perf:
+            if p["loop"] == "1" and p["event"] == "task-clock":
+                t = sorted(p["samples"])[10]
+                check(cpu[p["variant"]] / 2 < t < cpu[p["variant"]] * 2,
+                      f"seed004: 1 thread, {p['variant']}: task-clock {t} "
+                      f"ns/pair, CPU time {cpu[p['variant']]} ns/pair")
         dflt = run(seed004, tmp, None, "seed004-default", ["2000"])
         check(bool(hw_here) or not dflt.perf,
               "seed004 default: perf lines without a PMU")
