@@ -28,7 +28,9 @@
  *                      slots the work would use.
  *
  * Rounds interleave the variants, the first rotated each round; a sample
- * is ns per call. SY_BENCH_RAW=FILE dumps the samples for sybench.py.
+ * is ns per call. SY_BENCH_RAW=FILE dumps the samples for sybench.py,
+ * and with them the perf lane's (bench/perfctr.h): this thread's
+ * counters around each timed batch, per call.
  * Self-checks: no site fired while disabled; all three functions compute
  * the same value; after enabling, every site of the flags and the keys
  * fires once per call, and none after disabling again.
@@ -41,6 +43,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define NS 8
@@ -144,6 +147,30 @@ static int check(const char *what, unsigned long want)
 	return 1;
 }
 
+/*
+ * bench_interleave() (stats.h) with the perf lane: the counters enabled
+ * around each batch, inside the clock's readings. A warm-up (rounds
+ * counted but not kept: keep 0) runs the same code, so the measured
+ * rounds find the counters' path warm too.
+ */
+static void interleave(struct bench_perf *pc, int nv, int rounds,
+		       long (*const *f)(long), long n, double *s, int keep)
+{
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < nv; k++) {
+			int v = (r + k) % nv;
+			double t0;
+			volatile long sink;
+
+			bench_perf_start(pc);
+			t0 = bench_now_ns();
+			sink = f[v](r);
+			s[v * rounds + r] = (bench_now_ns() - t0) / (double)n;
+			bench_perf_stop(pc, v, keep ? r : -1, (double)n);
+			(void)sink;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[NV] = {
@@ -158,6 +185,7 @@ int main(int argc, char **argv)
 		iloop_none, iloop_flags, iloop_keys,
 	};
 	int rounds = argc > 1 ? atoi(argv[1]) : 31;
+	struct bench_perf pc;
 	double *s;
 	int bad = 0;
 
@@ -168,8 +196,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* warm-up: one untimed round of every loop, then all six in turn */
-	bench_interleave(2 * NV, 1, loops, calls, s);
-	bench_interleave(2 * NV, rounds, loops, calls, s);
+	bench_perf_open(&pc, 2 * NV, rounds);
+	interleave(&pc, 2 * NV, 1, loops, calls, s, 0);
+	interleave(&pc, 2 * NV, rounds, loops, calls, s, 1);
 	printf("disabled sites, warm loops: ns per call of a function with 8 "
 	       "sites, %d rounds of %ld calls\n", rounds, calls);
 	for (int v = 0; v < 2 * NV; v++) {
@@ -180,7 +209,10 @@ int main(int argc, char **argv)
 		       names[v % NV], q.median, q.lo, q.hi);
 		bench_raw(modes[v / NV], names[v % NV], "ns/call",
 			  s + v * rounds, rounds);
+		bench_perf_raw(&pc, v, modes[v / NV], names[v % NV],
+			       "ns/call");
 	}
+	bench_perf_close(&pc);
 	free(s);
 
 	bad |= check("disabled, after the rounds", 0);

@@ -44,6 +44,19 @@
  * where the sites are parked on their detour (and a callee-save detour
  * saves what a C function may change).
  *
+ * The perf lane (bench/perfctr.h, with SY_BENCH_RAW): counters count the
+ * calling thread only, so each worker opens its own group in its thread
+ * and counts its own run (seed_team's around hook, outside the thread's
+ * CPU-time readings, inside the wall clock's: a few us of ioctl()s in a
+ * run of milliseconds). A (threads, variant, round)'s counts are the sum
+ * over its workers, per lock/unlock pair of all of them: the spinning of
+ * waiters is user space and counts, their futex sleeps do not. Rows under
+ * the thread counts' labels ("1" .. "4"); the one-thread run is the same
+ * batch for "1" and "1, CPU time", written once.
+ *
+ *   seed004_unlock [callgrind | PAIRS]    PAIRS per thread per run (a
+ *                                         quick check; default 5M)
+ *
  * Checks (exit 1): the counter under the lock equals threads x N, the lock
  * is free, each thread's ten values equal the same mixing computed without
  * the lock (a register lost across the unlock would show), the sites hold
@@ -53,6 +66,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
+#include "perfctr.h"
 #include "seeds.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
@@ -288,11 +302,83 @@ static void check_sites(void)
 	}
 }
 
+/* ---- the perf lane, per worker thread ---------------------------------- */
+
+static struct bench_perf wpc[MAXT];	/* the running team's, per worker */
+static struct bench_perf tpc[MAXT + 1];	/* per thread count: summed */
+static int cur_v, cur_r;		/* the run's slot and round (-1: warm-up) */
+
+static void perf_around(struct seed_team *t, int idx, int begin)
+{
+	static __thread int opened;
+
+	if (begin) {
+		if (!opened) {	/* in the worker: its thread's counters */
+			bench_perf_open(&wpc[idx], NV, ROUNDS);
+			opened = 1;
+		}
+		bench_perf_start(&wpc[idx]);
+	} else {
+		bench_perf_stop(&wpc[idx], cur_v, cur_r, (double)t->iters);
+	}
+}
+
+/*
+ * The team's counts into tpc[threads], summed over its workers: each
+ * worker's value is its count per its own pairs, so the sum over threads
+ * workers, divided by threads, is the count per pair of all of them.
+ * Only when every worker opened the same events (else no perf lines, and
+ * it says why); the workers' groups are closed either way.
+ */
+static void perf_sum(int threads)
+{
+	struct bench_perf *s = &tpc[threads];
+	size_t ns = (size_t)NV * ROUNDS;
+	int same = wpc[0].n > 0;
+
+	for (int i = 1; i < threads && same; i++) {
+		same = wpc[i].n == wpc[0].n;
+		for (int e = 0; same && e < wpc[0].n; e++)
+			same = wpc[i].ev[e] == wpc[0].ev[e];
+	}
+	if (!same && wpc[0].n)
+		fprintf(stderr, "perf: %d threads: the workers opened different "
+			"events: no perf lines\n", threads);
+	memset(s, 0, sizeof(*s));
+	if (same) {
+		s->val = (double *)calloc(ns * (size_t)wpc[0].n, sizeof(double));
+		s->bad = (unsigned char *)calloc(ns, 1);
+		s->scaled = (int *)calloc(NV, sizeof(int));
+	}
+	if (same && s->val && s->bad && s->scaled) {
+		s->n = wpc[0].n;
+		memcpy(s->ev, wpc[0].ev, sizeof(s->ev));
+		s->nslots = NV;
+		s->rounds = ROUNDS;
+		for (int i = 0; i < threads; i++) {
+			for (size_t k = 0; k < ns * (size_t)s->n; k++)
+				s->val[k] += wpc[i].val[k] / threads;
+			for (size_t k = 0; k < ns; k++)
+				s->bad[k] |= wpc[i].bad[k];
+			for (int v = 0; v < NV; v++)
+				s->scaled[v] += wpc[i].scaled[v];
+		}
+	} else {
+		free(s->val);
+		free(s->bad);
+		free(s->scaled);
+		memset(s, 0, sizeof(*s));
+	}
+	for (int i = 0; i < threads; i++)
+		bench_perf_close(&wpc[i]);
+}
+
 static double samples[MAXT + 1][NV][ROUNDS];
 static double cpu1[NV][ROUNDS];	/* one thread: its CPU time */
 static long kicks_of[MAXT + 1][NV];
 
-static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
+static void print_row(const char *label, double (*s)[ROUNDS], const long *k,
+		      const struct bench_perf *pc)
 {
 	struct bench_summary m[NV];
 
@@ -303,6 +389,8 @@ static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
 		for (int r = 0; r < ROUNDS; r++)	/* the seed's unit */
 			ms[r] = s[v][r] / 1e6;
 		bench_raw(label, names[v], "ms/run", ms, ROUNDS);
+		if (pc)		/* counts per pair, not per run */
+			bench_perf_raw(pc, v, label, names[v], "ns/pair");
 	}
 	printf("| %s |", label);
 	for (int v = 0; v < NV; v++) {
@@ -329,7 +417,16 @@ static void print_row(const char *label, double (*s)[ROUNDS], const long *k)
 int main(int argc, char **argv)
 {
 	double ic[NV];
+	long n = SEED004_N;
 
+	if (argc > 1 && strcmp(argv[1], "callgrind")) {
+		n = atol(argv[1]);
+		if (n < 10) {
+			fprintf(stderr, "usage: seed004_unlock [callgrind | "
+				"PAIRS>=10]\n");
+			return 2;
+		}
+	}
 	if (argc > 1 && !strcmp(argv[1], "callgrind")) {
 		/* under valgrind: each loop once (sites parked on the detour) */
 		for (int v = 0; v < NV; v++) {
@@ -348,9 +445,12 @@ int main(int argc, char **argv)
 		struct seed_team team;
 
 		seed_team_start(&team, threads);
+		team.around = perf_around;
+		cur_r = -1;	/* counted, not kept */
 		for (int v = 0; v < NV; v++) {	/* warm up */
-			seed_team_run(&team, fns[v], SEED004_N / 10);
-			check(v, threads, SEED004_N / 10, team.result);
+			cur_v = v;
+			seed_team_run(&team, fns[v], n / 10);
+			check(v, threads, n / 10, team.result);
 		}
 		kicks = 0;
 		for (int r = 0; r < ROUNDS; r++)
@@ -358,30 +458,33 @@ int main(int argc, char **argv)
 				int v = (r + k) % NV;
 				long k0 = kicks;
 
+				cur_v = v;
+				cur_r = r;
 				samples[threads][v][r] =
-					seed_team_run(&team, fns[v], SEED004_N);
+					seed_team_run(&team, fns[v], n);
 				if (threads == 1)
 					cpu1[v][r] = team.cpu[0];
 				kicks_of[threads][v] += kicks - k0;
-				check(v, threads, SEED004_N, team.result);
+				check(v, threads, n, team.result);
 			}
 		seed_team_stop(&team);
+		perf_sum(threads);
 	}
 	for (int v = 0; v < NV; v++)
 		ic[v] = seed_icount(fns[v], 200);
 
-	printf("\nms per run of %d lock/unlock pairs per thread (all threads "
-	       "on one lock), %d rounds, interleaved\n", SEED004_N,
-	       ROUNDS);
+	printf("\nms per run of %ld lock/unlock pairs per thread (all threads "
+	       "on one lock), %d rounds, interleaved\n", n, ROUNDS);
 	printf("| threads | full (ms) | thunk (ms) | thunk vs full | fast (ms)"
 	       " | fast vs full | fast vs thunk | wakes per run (full/thunk/"
 	       "fast) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-	print_row("1, CPU time", cpu1, NULL);
+	print_row("1, CPU time", cpu1, NULL, NULL);
 	for (int t = 1; t <= MAXT; t++) {
 		char label[32];
 
 		snprintf(label, sizeof(label), "%d", t);
-		print_row(label, samples[t], kicks_of[t]);
+		print_row(label, samples[t], kicks_of[t], &tpc[t]);
+		bench_perf_close(&tpc[t]);
 	}
 	printf("instructions per uncontended pair (single-stepped): full %.0f,"
 	       " thunk %.0f, fast %.0f\n", ic[0], ic[1], ic[2]);

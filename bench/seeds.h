@@ -252,6 +252,10 @@ struct seed_team {
 	long result[SEED_MAX_THREADS];
 	double cpu[SEED_MAX_THREADS];	/* each thread's CPU time, ns */
 	int quit;
+	/* optional, set after seed_team_start(): called in worker idx just
+	 * before (begin 1) and just after (begin 0) its timed run - a
+	 * thread's own perf counters can be opened and read only there */
+	void (*around)(struct seed_team *t, int idx, int begin);
 };
 
 struct seed_worker {
@@ -273,10 +277,14 @@ static void *seed_worker_main(void *arg)
 		pthread_barrier_wait(&t->start);
 		if (t->quit)
 			break;
+		if (t->around)
+			t->around(t, w->idx, 1);
 		double c0 = seed_cpu_ns();
 
 		t->result[w->idx] = t->fn(t->iters);
 		t->cpu[w->idx] = seed_cpu_ns() - c0;
+		if (t->around)
+			t->around(t, w->idx, 0);
 		pthread_barrier_wait(&t->end);
 	}
 	free(w);

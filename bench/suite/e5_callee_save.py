@@ -6,6 +6,12 @@ from .lanes import callgrind_run, cg_note, cg_said, raw_lines, seed_rows
 from .stats import find, said
 
 PROGRAMS = ["seed004_unlock"]
+PERF_NOTE = ("; perf rows (rows \"1\" to \"4\"): counts per lock/unlock "
+             "pair of all the threads, each worker counting its own thread "
+             "(user space: a waiter's spinning counts, its futex sleep "
+             "does not) and the counts summed over the workers; the "
+             "one-thread run's are also those of \"1, CPU time\" (the "
+             "same batches)")
 
 
 def run(bindir, quick, tmp):
@@ -24,7 +30,8 @@ def run(bindir, quick, tmp):
             "lane_note": cg_note(cg) + ("" if cg["skipped"] else
                 ("; instructions/iter: " + cg_said(
                     cg["rows"], "instructions",
-                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}"))),
+                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}")))
+            + (PERF_NOTE if recs.perf else ""),
             "verdict": f"1 thread: thunk vs full {said(c1)}, hand-written "
                        f"callee-save vs full {said(c2)} (seed 004: callee-"
                        "save calls save the caller's register spills)"}

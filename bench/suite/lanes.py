@@ -287,16 +287,27 @@ def pool(runs):
     (loop, variant) in first-seen order, its samples every run's samples
     concatenated in run order. Drift of the machine between runs then
     hits every program alike, and a (loop, variant) missing from a run
-    simply has fewer samples: nothing is filled in."""
-    out, at = [], {}
+    simply has fewer samples: nothing is filled in. The perf lane's
+    records (a run's .perf, or records of another lane in the list
+    itself, as a raw file read whole gives them) are pooled the same
+    way per (loop, variant, event), into the result's .perf: a Raw, as
+    raw_lines() returns, for seed_rows()."""
+    out, at = Raw(), {}
+    out.perf = []
     for recs in runs:
-        for r in recs:
-            k = (r["loop"], r["variant"])
+        for r in list(recs) + list(getattr(recs, "perf", ())):
+            lane = r.get("lane", "clock")
+            k = (r["loop"], r["variant"], lane, r.get("event"))
             if k not in at:
                 at[k] = dict(r, samples=[])
-                out.append(at[k])
+                if "scaled" in r:
+                    at[k]["scaled"] = 0
+                (out if lane == "clock" else out.perf).append(at[k])
             if at[k]["unit"] != r["unit"]:
                 raise ValueError(f"{k}: unit {r['unit']} after "
                                  f"{at[k]['unit']}")
             at[k]["samples"] += r["samples"]
+            # the batches multiplexed (and scaled), over every run
+            if "scaled" in r:
+                at[k]["scaled"] += r["scaled"]
     return out

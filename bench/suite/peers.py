@@ -58,7 +58,12 @@ NOTE = (
     "the best case for a flag (E1's dense workload is the one under "
     "pressure). gcc and LLVM schedule the same work differently, so "
     "compare the cost of the sites over each language's own no-site "
-    "loop rather than C against Rust directly. Static rows: nm -S of the built programs; gcc moves the "
+    "loop rather than C against Rust directly. Perf rows (where counters "
+    "open: bench/perfctr.h): the C side's only, peer_sites' own thread, "
+    "user space, per call, each batch counted as the clock times it and "
+    "pooled over the process rounds as its clock samples are; the Rust "
+    "program reads no counters, so it has no perf rows and no count is "
+    "set against it. Static rows: nm -S of the built programs; gcc moves the "
     "enabled paths of C functions to a .cold part, counted apart, LLVM "
     "keeps them in the function")
 
@@ -214,6 +219,17 @@ def run(bindir, quick, tmp):
                      (f"{mode}, Rust: {RS_KEY}", f"{mode}, Rust: {RS_FLAG}")):
             if a in got and b in got:
                 comps.append(compare(a, got[a], b, got[b]))
+    # the C side's counts (the Rust side has none): keys against flags,
+    # per event, as the clock's (against no site: seed_rows)
+    pgot = {(r["loop"], r["variant"], r["event"]): r for r in sites.perf}
+    for (loop, v, ev), r in pgot.items():
+        f = pgot.get((loop, C_FLAG, ev))
+        if v == C_KEY and f and median(f["samples"]) > 0:
+            tag = f" [{ev}, {r.get('type', '?')} event]"
+            c = compare(f"{loop}: {v}{tag}", r["samples"],
+                        f"{loop}: {C_FLAG}{tag}", f["samples"])
+            c["lane"] = "perf"
+            comps.append(c)
     rows += nm_rows(os.path.join(bindir, "peer_sites"), {
         "peer_sites_none": "bytes of the function, C: no site",
         "peer_sites_flags": "hot bytes of the function, C: 8 flag checks",

@@ -137,6 +137,41 @@ try:
     check(False, "pool mixed units")
 except ValueError:
     pass
+# the perf lane pooled beside the clock (PEERS' C side): per (loop,
+# variant, event), into .perf, whether a run carries them in .perf
+# (raw_lines) or mixed into its list (a raw file read whole); the clock
+# records stay the list, and seed_rows() makes the perf rows
+from suite.lanes import Raw, seed_rows  # noqa: E402
+
+
+def _pf(v, ev, s, scaled=0):
+    return {"loop": "L", "variant": v, "unit": ev + "/call", "lane": "perf",
+            "event": ev, "type": "software", "scaled": scaled, "samples": s}
+
+
+r1 = Raw([{"loop": "L", "variant": "a", "unit": "ns", "samples": [1]},
+          {"loop": "L", "variant": "b", "unit": "ns", "samples": [2]}])
+r1.perf = [_pf("a", "task-clock", [10]), _pf("a", "page-faults", [0]),
+           _pf("b", "task-clock", [20], 1)]
+r2 = [{"loop": "L", "variant": "a", "unit": "ns", "samples": [3]},
+      _pf("a", "task-clock", [30]), _pf("a", "page-faults", [0]),
+      {"loop": "L", "variant": "b", "unit": "ns", "samples": [4]},
+      _pf("b", "task-clock", [40], 2)]
+pp = pool([r1, r2])
+check([(r["variant"], r["samples"]) for r in pp] ==
+      [("a", [1, 3]), ("b", [2, 4])], f"pool perf: clock {list(pp)}")
+check([(r["variant"], r["event"], r["samples"], r["scaled"])
+       for r in pp.perf] ==
+      [("a", "task-clock", [10, 30], 0), ("a", "page-faults", [0, 0], 0),
+       ("b", "task-clock", [20, 40], 3)], f"pool perf: {pp.perf}")
+check(r1.perf[0]["samples"] == [10], "pool left the perf input alone")
+prow, pcmp, _ = seed_rows(pp)
+check([r["name"] for r in prow if r["lane"] == "perf"] ==
+      ["L: a [task-clock, software event]",
+       "L: b [task-clock, software event]",
+       "L: a [page-faults, software event]"], f"pool perf rows: {prow}")
+check([c["a"] for c in pcmp if c["lane"] == "perf"] ==
+      ["L: b [task-clock, software event]"], f"pool perf comps: {pcmp}")
 # the JSON document: what json.loads reads back is the document, rows
 # keep their samples, and each row is a line of its own
 from suite.report import to_json  # noqa: E402
