@@ -4,8 +4,8 @@ import os
 import json
 import re
 
-from .lanes import (CG_NOTE, callgrind_rows, callgrind_run, cg_note,
-                    cg_said, raw_lines, run_checked, seed_rows)
+from .lanes import (CG_NOTE, Raw, callgrind_rows, callgrind_run,
+                    cg_note, cg_said, raw_lines, run_checked, seed_rows)
 from .machine import pin_cpu, pinned
 from .stats import compare, find, row, said
 
@@ -22,11 +22,26 @@ def run(bindir, quick, tmp):
     And the seed's own chain, lock/unlock pairs through direct calls, an
     ops table, static calls, a native unlock (bench/seed002_pvlock.c)."""
     out = os.path.join(tmp, "e2.json")
+    # the perf lane of the chain (bench/perfctr.h), as raw_lines() reads
+    # a seed program's: SY_BENCH_PERF passes through
+    praw = os.path.join(tmp, "bench_sc_call.jsonl")
+    if os.path.exists(praw):    # the program appends: this run's lines only
+        os.unlink(praw)
     rounds = "31" if quick else "201"
     run_checked([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
-                 "--json", out], preexec_fn=pinned(pin_cpu()))
+                 "--json", out], preexec_fn=pinned(pin_cpu()),
+                env=dict(os.environ, SY_BENCH_RAW=praw))
     with open(out) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
+    # beside the clock records, named as the perf lines are, so that
+    # seed_rows() has the clock lane's A/A to take (a perf-only set would
+    # take it from a count that may be all 0: page-faults)
+    perf = Raw({"loop": r["loop"], "variant": r["name"], "unit": "ns/call",
+                "samples": r["ns_per_call"]} for r in recs
+               if r["variant"] != "c_calib")
+    if os.path.exists(praw):
+        with open(praw) as f:
+            perf.perf = [json.loads(l) for l in f if l.startswith("{")]
     base = next(r for r in recs if r["variant"] == "c_direct")
     rows, comps = [], []
     for r in recs:
@@ -36,6 +51,13 @@ def run(bindir, quick, tmp):
         if r is not base:
             comps.append(compare(r["name"], r["ns_per_call"], base["name"],
                                  base["ns_per_call"]))
+    if perf.perf:
+        # rows per event, each variant against the direct call (the
+        # loop's first) within its event; after the clock's (made above,
+        # named as the JSON's: seed_rows' clock rows are left out)
+        prows, pcomps, _ = seed_rows(perf)
+        rows += [r for r in prows if r["lane"] == "perf"]
+        comps += [c for c in pcomps if c["lane"] == "perf"]
     b = base["ns_per_call"]
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
@@ -103,7 +125,12 @@ def run(bindir, quick, tmp):
                      "the seed's lock/unlock chain)",
             "rows": rows, "comparisons": comps,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
-            "lane_note": note + "; lock/unlock rows: bench/seed002_pvlock.c "
+            "lane_note": note + (
+                "; perf rows of the x = f(x) chain: bench_sc_call's "
+                "measuring thread's counters (hardware: user space), per "
+                "call, over the clock rows' batches (bench/perfctr.h)"
+                if perf.perf else "")
+                         + "; lock/unlock rows: bench/seed002_pvlock.c "
                          "(1 thread: CPU time; 2 threads on one lock: wall "
                          "time), their callgrind rows (v_*): " + CG_NOTE,
             "verdict": verdict}
