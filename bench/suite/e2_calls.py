@@ -33,15 +33,6 @@ def run(bindir, quick, tmp):
                 env=dict(os.environ, SY_BENCH_RAW=praw))
     with open(out) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
-    # beside the clock records, named as the perf lines are, so that
-    # seed_rows() has the clock lane's A/A to take (a perf-only set would
-    # take it from a count that may be all 0: page-faults)
-    perf = Raw({"loop": r["loop"], "variant": r["name"], "unit": "ns/call",
-                "samples": r["ns_per_call"]} for r in recs
-               if r["variant"] != "c_calib")
-    if os.path.exists(praw):
-        with open(praw) as f:
-            perf.perf = [json.loads(l) for l in f if l.startswith("{")]
     base = next(r for r in recs if r["variant"] == "c_direct")
     rows, comps = [], []
     for r in recs:
@@ -51,13 +42,9 @@ def run(bindir, quick, tmp):
         if r is not base:
             comps.append(compare(r["name"], r["ns_per_call"], base["name"],
                                  base["ns_per_call"]))
-    if perf.perf:
-        # rows per event, each variant against the direct call (the
-        # loop's first) within its event; after the clock's (made above,
-        # named as the JSON's: seed_rows' clock rows are left out)
-        prows, pcomps, _ = seed_rows(perf)
-        rows += [r for r in prows if r["lane"] == "perf"]
-        comps += [c for c in pcomps if c["lane"] == "perf"]
+    prows, pcomps = chain_perf(recs, praw)
+    rows += prows
+    comps += pcomps
     b = base["ns_per_call"]
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
@@ -129,8 +116,32 @@ def run(bindir, quick, tmp):
                 "; perf rows of the x = f(x) chain: bench_sc_call's "
                 "measuring thread's counters (hardware: user space), per "
                 "call, over the clock rows' batches (bench/perfctr.h)"
-                if perf.perf else "")
+                if prows else "")
                          + "; lock/unlock rows: bench/seed002_pvlock.c "
                          "(1 thread: CPU time; 2 threads on one lock: wall "
                          "time), their callgrind rows (v_*): " + CG_NOTE,
             "verdict": verdict}
+
+
+def chain_perf(recs, path):
+    """The perf lane of bench_sc_call's chain: rows per event of the
+    lines it wrote to path (SY_BENCH_RAW; none, or no file, without
+    counters), each variant against the direct call (the loop's first)
+    within its event. recs: the chain's records of the JSON, which the
+    perf lines name by their "name"."""
+    if not os.path.exists(path):
+        return [], []
+    # beside the clock records, named as the perf lines are, so that
+    # seed_rows() has the clock lane's A/A to take (a perf-only set would
+    # take it from a count that may be all 0: page-faults)
+    perf = Raw({"loop": r["loop"], "variant": r["name"], "unit": "ns/call",
+                "samples": r["ns_per_call"]} for r in recs
+               if r["variant"] != "c_calib")
+    with open(path) as f:
+        perf.perf = [json.loads(l) for l in f if l.startswith("{")]
+    if not perf.perf:
+        return [], []
+    # the clock rows E2 makes itself, named as the JSON's: left out here
+    rows, comps, _ = seed_rows(perf)
+    return ([r for r in rows if r["lane"] == "perf"],
+            [c for c in comps if c["lane"] == "perf"])
