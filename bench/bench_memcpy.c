@@ -35,6 +35,10 @@
  * function of its own (v_sy_64_fixed, v_glibc_64_random, ...) so that
  * callgrind_annotate attributes the copies to it.
  *
+ * With SY_BENCH_RAW=FILE (sybench.py) each point's samples go to FILE,
+ * and the perf lane's counts of the same batches (bench/perfctr.h) beside
+ * them for every contender but the short moves.
+ *
  *   bench_memcpy [--rounds N] [--quick] [--calibrate [--save]]
  *   bench_memcpy callgrind
  */
@@ -46,6 +50,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 
 #define NSEQ 65536
@@ -64,18 +69,25 @@ static switchyard_memcpy_fn fn[NC];
 static unsigned char *src_buf, *dst_buf;
 static uint16_t seq[NSEQ];
 static unsigned seq_pos;	/* where the next batch starts */
+static struct bench_perf pc;	/* the perf lane: a slot per contender,
+				   reset at each point */
 
+/* one batch of k copies; slot and round say where its counters go (-1:
+ * a warm-up, counted nowhere) */
 static __attribute__((noinline)) double
 time_batch(switchyard_memcpy_fn f, unsigned char *d, const unsigned char *s,
-	   unsigned k)
+	   unsigned k, int slot, int round)
 {
 	switchyard_memcpy_fn volatile fv = f;
 	unsigned p = seq_pos;
-	double t0 = bench_now_ns();
+	double t0;
 
+	bench_perf_start(&pc);
+	t0 = bench_now_ns();
 	for (unsigned i = 0; i < k; i++)
 		fv(d, s, seq[(p + i) & (NSEQ - 1)]);
 	t0 = bench_now_ns() - t0;
+	bench_perf_stop(&pc, slot, round, k);
 	seq_pos = p + k;
 	return t0;
 }
@@ -303,6 +315,7 @@ int main(int argc, char **argv)
 		return 1;
 	memset(src_buf, 0x5a, MAXSIZE + 128);
 	memset(dst_buf, 0, MAXSIZE + 128);
+	bench_perf_open(&pc, NC, rounds);
 
 	printf("# ns per copy, medians [95%% CI]; best = fastest own strategy;"
 	       " 5%% / libc: goal met (yes), missed (no)\n");
@@ -341,16 +354,18 @@ int main(int argc, char **argv)
 				live[nl++] = c;
 			}
 			for (int i = 0; i < nl; i++)
-				time_batch(fn[live[i]], d, sp, 64);
-			t = time_batch(fn[C_SSE2], d, sp, 512) / 512;
+				time_batch(fn[live[i]], d, sp, 64, -1, -1);
+			t = time_batch(fn[C_SSE2], d, sp, 512, -1, -1) / 512;
 			if (t > 0 && 10000 / t > k)
 				k = (unsigned)(10000 / t);
+			/* the slots hold the last point's batches */
+			bench_perf_reset(&pc);
 			for (int r = 0; r < rounds; r++)
 				for (int i = 0; i < nl; i++) {
 					int c = live[(r + i) % nl];
 
-					s[c * rounds + r] =
-						time_batch(fn[c], d, sp, k) / k;
+					s[c * rounds + r] = time_batch(fn[c],
+						d, sp, k, c, r) / k;
 				}
 			for (int i = 0; i < nl; i++) {
 				int c = live[i];
@@ -361,6 +376,12 @@ int main(int argc, char **argv)
 					 condname[cond]);
 				bench_raw(loop, cname[c], "ns/copy",
 					  s + c * rounds, rounds);
+				/* counts for what the suite compares (E4:
+				 * sy_memcpy, glibc, rep, the vector loops),
+				 * not the short moves */
+				if (c != C_SHORT)
+					bench_perf_raw(&pc, c, loop, cname[c],
+						       "ns/copy");
 				if (c < C_SY && (best < 0 || sum[c].median <
 							     sum[best].median))
 					best = c;
@@ -406,6 +427,7 @@ int main(int argc, char **argv)
 	printf("# %ld points: within 5%% of the best own strategy: %ld missed"
 	       " (worst %.3f); not slower than glibc: %ld missed (worst "
 	       "%.3f)\n", points, miss5, worst5, misslibc, worstlibc);
+	bench_perf_close(&pc);
 	free(s);
 	free(tmp);
 	return 0;

@@ -32,6 +32,8 @@
  * memory and printed.
  *
  *   bench_sc_call [--rounds R] [--n N] [--json FILE]
+ *       (with SY_BENCH_RAW=FILE2 also the perf lane of the x = f(x) chain,
+ *       bench/perfctr.h: per variant, named as in the JSON, into FILE2)
  *   bench_sc_call --callgrind N1 N2   (under valgrind --tool=callgrind:
  *       dumps each chain loop's counts after N1 and after N2 calls; the
  *       difference / (N2 - N1) is the instructions per call)
@@ -45,6 +47,7 @@
 
 #include <switchyard.h>
 
+#include "perfctr.h"
 #include "stats.h"
 #include "sc_call.h"
 
@@ -458,18 +461,27 @@ static const struct variant alts[] = {
 #define NLAYOUT (int)(sizeof(layout) / sizeof(layout[0]))
 #define NTHRU (int)(sizeof(thru) / sizeof(thru[0]))
 
+/* pc: the perf lane's counters around each batch (slot: the variant;
+ * the warm-up's round -1 is not recorded), or NULL */
 static void interleave(const struct variant *v, int nv, int rounds, long n,
-		       double *s)
+		       double *s, struct bench_perf *pc)
 {
 	for (int r = -1; r < rounds; r++)	/* r = -1: warm-up */
 		for (int k = 0; k < nv; k++) {
 			int i = (r + 1 + k) % nv;
-			double t0 = bench_now_ns();
-			volatile long sink = v[i].f(r + 2, n);
+			double t0;
+			volatile long sink;
 
+			if (pc)
+				bench_perf_start(pc);
+			t0 = bench_now_ns();
+			sink = v[i].f(r + 2, n);
+			t0 = bench_now_ns() - t0;
+			if (pc)
+				bench_perf_stop(pc, i, r, (double)n);
 			(void)sink;
 			if (r >= 0)
-				s[i * rounds + r] = (bench_now_ns() - t0) / (double)n;
+				s[i * rounds + r] = t0 / (double)n;
 		}
 }
 
@@ -634,6 +646,7 @@ int main(int argc, char **argv)
 	const char *json_path = NULL;
 	FILE *json = NULL;
 	int first = 1;
+	struct bench_perf pc;
 
 	if (argc > 1 && !strcmp(argv[1], "callgrind"))
 		return run_lane(argc > 2 ? atol(argv[2]) : 10000);
@@ -674,13 +687,16 @@ int main(int argc, char **argv)
 	       __builtin_cpu_supports("avx2") ? "picks the avx2 clone"
 					      : "picks the default clone");
 	printf("static call sites, as in memory after the run:\n");
-	interleave(chain, NCHAIN, rounds, n, sc);
-	interleave(thru, NTHRU, rounds, n, st);
-	interleave(anatomy, NANAT, rounds, n, sa);
-	interleave(parked, NPARK, rounds, n, sp);
-	interleave(kinds, NKIND, rounds, n, sk);
-	interleave(layout, NLAYOUT, rounds, n, sl);
-	interleave(alts, NALT, rounds, n, sx);
+	/* the perf lane (SY_BENCH_RAW set) for the chain, the loop the suite
+	 * reports (E2) */
+	bench_perf_open(&pc, NCHAIN, rounds);
+	interleave(chain, NCHAIN, rounds, n, sc, &pc);
+	interleave(thru, NTHRU, rounds, n, st, NULL);
+	interleave(anatomy, NANAT, rounds, n, sa, NULL);
+	interleave(parked, NPARK, rounds, n, sp, NULL);
+	interleave(kinds, NKIND, rounds, n, sk, NULL);
+	interleave(layout, NLAYOUT, rounds, n, sl, NULL);
+	interleave(alts, NALT, rounds, n, sx, NULL);
 	print_site("c_static", c_static, (const void *)sc_tgt_a);
 	print_site("c_static_far", c_static_far, (const void *)sc_lib_tgt);
 	print_site("t_static", t_static, (const void *)sc_tgt_a);
@@ -696,6 +712,13 @@ int main(int argc, char **argv)
 	if (json)
 		fprintf(json, "[\n");
 	report("x = f(x)", chain, NCHAIN, rounds, sc, json, &first);
+	/* named as the JSON's rows (its "name"), the calibration left out
+	 * as the suite leaves out its clock row */
+	for (int i = 0; i < NCHAIN; i++)
+		if (chain[i].f != c_calib)
+			bench_perf_raw(&pc, i, "x = f(x)", chain[i].name,
+				       "ns/call");
+	bench_perf_close(&pc);
 	printf("\n");
 	report("s += f(i)", thru, NTHRU, rounds, st, json, &first);
 	printf("\n");

@@ -38,6 +38,9 @@
  *	bench_perf_raw(&pc, slot, loop, variant, "ns/call");
  *	bench_perf_close(&pc);
  *
+ * A program that measures the same slots again at another point (a
+ * grid of sizes) calls bench_perf_reset(&pc) before each point.
+ *
  * The counters are enabled just before the clock's first reading and
  * disabled just after its last: the clock does not time the ioctl()s, and
  * the counts include the few user-space instructions of clock_gettime()
@@ -366,6 +369,21 @@ static inline void bench_perf_stop(struct bench_perf *pc, int slot, int round,
 			(size_t)pc->rounds + (size_t)round] =
 			(double)(v1 - v0) * (en / run) / n;
 	}
+}
+
+/*
+ * Before a program reuses the slots for another point of its grid
+ * (bench_memcpy.c: the same contenders at each size): forget the last
+ * point's spoiled batches and multiplexed counts. The values need no
+ * clearing: each (slot, round) measured is overwritten, and the program
+ * writes out only the slots it measured at this point.
+ */
+static inline void bench_perf_reset(struct bench_perf *pc)
+{
+	if (!pc->n)
+		return;
+	memset(pc->bad, 0, (size_t)pc->nslots * (size_t)pc->rounds);
+	memset(pc->scaled, 0, (size_t)pc->nslots * sizeof(*pc->scaled));
 }
 
 /*

@@ -4,8 +4,8 @@ import os
 import json
 import re
 
-from .lanes import (CG_NOTE, callgrind_rows, callgrind_run, cg_note,
-                    cg_said, raw_lines, run_checked, seed_rows)
+from .lanes import (CG_NOTE, Raw, callgrind_rows, callgrind_run,
+                    cg_note, cg_said, raw_lines, run_checked, seed_rows)
 from .machine import pin_cpu, pinned
 from .stats import compare, find, row, said
 
@@ -22,9 +22,15 @@ def run(bindir, quick, tmp):
     And the seed's own chain, lock/unlock pairs through direct calls, an
     ops table, static calls, a native unlock (bench/seed002_pvlock.c)."""
     out = os.path.join(tmp, "e2.json")
+    # the perf lane of the chain (bench/perfctr.h), as raw_lines() reads
+    # a seed program's: SY_BENCH_PERF passes through
+    praw = os.path.join(tmp, "bench_sc_call.jsonl")
+    if os.path.exists(praw):    # the program appends: this run's lines only
+        os.unlink(praw)
     rounds = "31" if quick else "201"
     run_checked([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
-                 "--json", out], preexec_fn=pinned(pin_cpu()))
+                 "--json", out], preexec_fn=pinned(pin_cpu()),
+                env=dict(os.environ, SY_BENCH_RAW=praw))
     with open(out) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
     base = next(r for r in recs if r["variant"] == "c_direct")
@@ -36,6 +42,9 @@ def run(bindir, quick, tmp):
         if r is not base:
             comps.append(compare(r["name"], r["ns_per_call"], base["name"],
                                  base["ns_per_call"]))
+    prows, pcomps = chain_perf(recs, praw)
+    rows += prows
+    comps += pcomps
     b = base["ns_per_call"]
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
@@ -103,7 +112,36 @@ def run(bindir, quick, tmp):
                      "the seed's lock/unlock chain)",
             "rows": rows, "comparisons": comps,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
-            "lane_note": note + "; lock/unlock rows: bench/seed002_pvlock.c "
+            "lane_note": note + (
+                "; perf rows of the x = f(x) chain: bench_sc_call's "
+                "measuring thread's counters (hardware: user space), per "
+                "call, over the clock rows' batches (bench/perfctr.h)"
+                if prows else "")
+                         + "; lock/unlock rows: bench/seed002_pvlock.c "
                          "(1 thread: CPU time; 2 threads on one lock: wall "
                          "time), their callgrind rows (v_*): " + CG_NOTE,
             "verdict": verdict}
+
+
+def chain_perf(recs, path):
+    """The perf lane of bench_sc_call's chain: rows per event of the
+    lines it wrote to path (SY_BENCH_RAW; none, or no file, without
+    counters), each variant against the direct call (the loop's first)
+    within its event. recs: the chain's records of the JSON, which the
+    perf lines name by their "name"."""
+    if not os.path.exists(path):
+        return [], []
+    # beside the clock records, named as the perf lines are, so that
+    # seed_rows() has the clock lane's A/A to take (a perf-only set would
+    # take it from a count that may be all 0: page-faults)
+    perf = Raw({"loop": r["loop"], "variant": r["name"], "unit": "ns/call",
+                "samples": r["ns_per_call"]} for r in recs
+               if r["variant"] != "c_calib")
+    with open(path) as f:
+        perf.perf = [json.loads(l) for l in f if l.startswith("{")]
+    if not perf.perf:
+        return [], []
+    # the clock rows E2 makes itself, named as the JSON's: left out here
+    rows, comps, _ = seed_rows(perf)
+    return ([r for r in rows if r["lane"] == "perf"],
+            [c for c in comps if c["lane"] == "perf"])

@@ -47,6 +47,9 @@ def run(bindir, quick, tmp):
             comps.append(rc)
             rep_vs.setdefault((cond, vec), []).append(
                 (int(loop.split(" ", 1)[0]), rc["verdict"]))
+    prows, pcomps, psaid = perf_points(recs)
+    rows += prows
+    comps += pcomps
     bes, brows = breakevens(bindir, CALIBRATIONS[0 if quick else 1])
     rows += brows
     crows, ccomps, cold = cold_calls(bindir, quick, tmp)
@@ -109,7 +112,7 @@ def run(bindir, quick, tmp):
         "never slower from (grid): " + ", ".join(reps) + "; " if reps
         else "") + cold + "; sy_memcpy vs glibc: " + "; ".join(
         f"{cond}: faster at {v['<']}, ~ at {v['~']}, slower at {v['>']} "
-        f"(worst {v['worst']:.2f}x)" for cond, v in per.items())
+        f"(worst {v['worst']:.2f}x)" for cond, v in per.items()) + psaid
     return {"id": "E4", "seed": "003",
             "title": "switchyard_memcpy vs glibc memcpy, rep movsb vs vector "
                      "loops, per size and alignment; cold calls",
@@ -137,12 +140,69 @@ def run(bindir, quick, tmp):
                                    "included; valgrind counts every "
                                    "iteration of rep movsb as an "
                                    "instruction" + flav) + (
+                             PERF_NOTE if prows else "") + (
                              "; " + CG_COLD if any(r["name"].startswith("v_")
                                                    for r in rows) else ""),
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
             "verdict": verdict + " (points of sizes 1..8192; seed 003: no "
                        "single strategy wins everywhere, thresholds must be "
                        "measured)" + cgv}
+
+PERF_NOTE = ("; perf rows (per point, in the JSON): the measuring "
+             "thread's own counters, user space, per copy, over the same "
+             "batches as the clock rows (bench/perfctr.h)")
+
+# the events the verdict sums up, where the machine counts them; else
+# (software events) every event the run has
+PERF_SAID = ("instructions", "branch-misses")
+
+
+def perf_points(recs):
+    """The perf lane's records of memcpy_bench (recs.perf): per point a
+    row of each event for the contenders the clock rows show (sy_memcpy,
+    glibc; rep and the widest vector loop), named as those with the
+    event and its kind, and sy_memcpy against glibc within the event
+    (not where glibc's median count is 0: no ratio). And the verdict's
+    sentence: per condition and event, the median over the points of the
+    per-copy medians, sy_memcpy / glibc ("" without perf records)."""
+    got = {}
+    for r in getattr(recs, "perf", ()):
+        got.setdefault((r["loop"], r["event"]), {})[r["variant"]] = r
+    rows, comps, over = [], [], {}
+    for (loop, event), vs in got.items():
+        if "sy_memcpy" not in vs or "glibc" not in vs:
+            continue
+        tag = f" [{event}, {vs['glibc'].get('type', '?')} event]"
+        vec = next((v for v in VECTOR if v in vs), None)
+        for v in ("sy_memcpy", "glibc") + (("rep", vec) if vec and "rep"
+                                           in vs else ()):
+            rows.append(row(f"{loop}: {v}{tag}", vs[v]["unit"],
+                            vs[v]["samples"], "perf"))
+        sy, gl = vs["sy_memcpy"]["samples"], vs["glibc"]["samples"]
+        if median(gl) > 0:
+            c = compare(f"{loop}: sy_memcpy{tag}", sy, f"{loop}: glibc{tag}",
+                        gl)
+            c["lane"] = "perf"
+            comps.append(c)
+        o = over.setdefault((loop.split(" ", 1)[1], event),
+                            {"sy": [], "gl": [], "tag": tag})
+        o["sy"].append(median(sy))
+        o["gl"].append(median(gl))
+    if not over:
+        return rows, comps, ""
+    events = [e for e in PERF_SAID if any(k[1] == e for k in over)] or \
+        list(dict.fromkeys(k[1] for k in over))
+    conds = list(dict.fromkeys(k[0] for k in over))
+    kind = next(iter(over.values()))["tag"].split(", ")[-1].rstrip("]")
+    return rows, comps, (
+        f"; perf ({kind}s, per copy, sy_memcpy / glibc, the median over "
+        f"the points): " + "; ".join(
+            f"{cond}: " + ", ".join(
+                f"{e} {median(over[cond, e]['sy']):.3g} / "
+                f"{median(over[cond, e]['gl']):.3g}"
+                for e in events if (cond, e) in over)
+            for cond in conds))
+
 
 CG_COLD = ("callgrind rows: per walk + copy (the walk alone: v_evict), "
            "under valgrind, whose CPUID is its own: glibc's IFUNC and "
