@@ -63,8 +63,9 @@ E2 (seed 002: the x = f(x) call chain, the seed's lock/unlock chain), E3
 the vector loop, the calibration's break-evens, cold calls), E5 (seed
 004), PEERS (the Rust crate static-keys: flip cost and disabled-site
 cost, next to plain flags; cargo builds it; not in --quick). All have the
-callgrind lane; E1 (dense, pipe), E2 (lock/unlock), E3 and E4 (cold) the
-perf lane. --quick: E1-E4, about a minute and a half here; the full run
+callgrind lane, and the perf lane in every program but the Rust peer's
+(E2's x = f(x) chain and the lock/unlock pairs of one thread, E4's grid
+and cold calls, E5's workers, each measuring thread its own counters). --quick: E1-E4, about a minute and a half here; the full run
 about 7.5 minutes (doc/BENCHMARKS.md).
 """
 import argparse
