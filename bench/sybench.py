@@ -148,10 +148,15 @@ def main():
             try:
                 doc["experiments"].append(
                     EXPERIMENTS[i].run(a.bindir, a.quick, tmp))
-            except (BenchFailed, subprocess.SubprocessError, OSError) as e:
-                # a program's self-check failed (or it could not run):
-                # the experiment says so, the others still run, and the
-                # exit status says it at the end
+            except Exception as e:  # noqa: BLE001 (any, by design)
+                # a program's self-check failed (BenchFailed), it could
+                # not run, or its output lacked what the experiment reads:
+                # the experiment says so, the others still run and their
+                # reports are written, and the exit status says it
+                if not isinstance(e, (BenchFailed, subprocess.SubprocessError,
+                                      OSError)):
+                    e = f"{type(e).__name__}: {e} (in the experiment's " \
+                        "harness code: a program's output it did not expect)"
                 print(f"switchyard bench: {i} FAILED: {e}", file=sys.stderr)
                 failed.append(i)
                 doc["experiments"].append({

@@ -94,10 +94,8 @@ def run(bindir, quick, tmp):
                    "retpoline (its indirect call made a return) has none"
                    + (f"; under valgrind's CPUID target_clones "
                       f"{clones.group(1)}" if clones else ""))
-    verdict = (f"static call {sc['ratio']:.2f}x a direct call "
-               f"({'~' if sc['verdict'] == '~' else 'p=%.3g' % sc['p_value']}), "
-               f"function pointer {ptr['ratio']:.2f}x "
-               f"({'~' if ptr['verdict'] == '~' else 'p=%.3g' % ptr['p_value']})"
+    verdict = (f"static call {said(sc)} a direct call, function pointer "
+               f"{said(ptr)}"
                f" in the x = f(x) chain; lock/unlock pairs vs direct calls, {chain} "
                "(seed 002: patching the ops table's indirect calls into "
                "direct ones takes back its ~2%)"

@@ -117,9 +117,11 @@ def run(bindir, quick, tmp):
             "title": "switchyard_memcpy vs glibc memcpy, rep movsb vs vector "
                      "loops, per size and alignment; cold calls",
             "rows": rows, "comparisons": comps,
-            # the report's table: all but the grid's per-point rows
+            # the report's table: all but the grid's per-point rows of
+            # the clock and perf lanes (the callgrind lane's 5 sizes stay)
             "summary": [r["name"] for r in rows
-                        if not re.match(r"\d+ (mis)?aligned ", r["name"])],
+                        if r["lane"] not in ("clock", "perf") or
+                        not re.match(r"\d+ (mis)?aligned ", r["name"])],
             "lane_note": f"break-even rows: the median of "
                          f"{CALIBRATIONS[0 if quick else 1]} calibrations' "
                          "sizes with its 95% CI (n: the calibrations that "

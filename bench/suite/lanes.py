@@ -109,8 +109,12 @@ def seed_rows(recs, lane="clock"):
                             base["samples"])
                 c["lane"] = rlane
                 comps.append(c)
-    first = next((k for k in order if k[0] == lane), order[0])
-    b = groups[first][0]["samples"]
+    # the A/A of the default lane's first variant; none without one (a
+    # perf-only input) or with too few samples or a zero median
+    first = next((k for k in order if k[0] == lane), None)
+    b = groups[first][0]["samples"] if first else []
+    if len(b) < 4 or median(b[1::2]) == 0 or median(b[0::2]) == 0:
+        return rows, comps, None
     aa = compare("odd rounds", b[1::2], "even rounds", b[0::2])
     return rows, comps, {"ratio": aa["ratio"], "p_value": aa["p_value"]}
 

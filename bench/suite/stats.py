@@ -69,6 +69,13 @@ def row(name, unit, samples, lane):
 
 
 def compare(a_name, a, b_name, b):
+    """a against b: ratio of medians, Mann-Whitney p, verdict. Refuses
+    (ValueError) an empty side or a base whose median is 0: no ratio
+    (callers skip counts that are 0, as a perf event can be)."""
+    if not a or not b or median(b) == 0:
+        raise ValueError(f"no ratio of {a_name} to {b_name}: "
+                         f"{len(a)} and {len(b)} samples, base median "
+                         f"{median(b) if b else None}")
     p = mann_whitney_p(a, b)
     r = median(a) / median(b)
     return {"a": a_name, "b": b_name, "ratio": r, "p_value": p,

@@ -198,6 +198,24 @@ except BenchFailed as e:
     check("FAIL: CF lost" in str(e) and "exit 1" in str(e), f"BenchFailed: {e}")
 check(run_checked(["sh", "-c", "echo fine"]).stdout == "fine\n",
       "run_checked output")
+# no ratio to a zero or empty base: refused, not a ZeroDivisionError;
+# an A/A is given only where the default lane has a usable baseline
+for a_, b_ in (([1, 2], [0, 0, 0]), ([1], [])):
+    try:
+        sb.compare("a", a_, "b", b_)
+        check(False, f"compare accepted base {b_}")
+    except ValueError:
+        pass
+from suite.lanes import seed_rows  # noqa: E402
+perf_only = [{"loop": "L", "variant": "v", "unit": "page-faults/call",
+              "lane": "perf", "event": "page-faults", "type": "software",
+              "samples": [0, 0, 0, 0, 0, 0]}]
+_, _, aa_ = seed_rows(perf_only)
+check(aa_ is None, f"A/A from a perf-only input: {aa_}")
+_, _, aa_ = seed_rows([{"loop": "L", "variant": "v", "unit": "ns",
+                        "samples": [5, 6, 5, 6, 5, 6]}])
+check(aa_ is not None and abs(aa_["ratio"] - 1.2) < 1e-9,
+      f"A/A odd vs even rounds: {aa_}")
 for b in bad:
     print("FAIL:", b)
 print("test_bench_harness:", "all checks passed" if not bad else f"{len(bad)} failed")
