@@ -2,7 +2,7 @@
 """E3 (seed 000): push; popf against test; jz."""
 import os
 
-from .lanes import callgrind_run, cg_note, cg_said, raw_lines, seed_rows
+from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import compare, said
 
 PROGRAMS = ["seed000_popf"]
@@ -29,9 +29,6 @@ def run(bindir, quick, tmp):
     return {"id": "E3", "seed": "000",
             "title": "push; popf vs test; jz to restore the flags",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": cg_note(cg) + ("" if cg["skipped"] else
-                ("; instructions/iter: " + cg_said(
-                    cg["rows"], "instructions",
-                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}"))),
+            "lane_note": cg_note_instructions(cg),
             "verdict": "; ".join(out) + " (seed 000: the test form is the "
                        "cheaper one)"}

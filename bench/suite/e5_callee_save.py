@@ -2,7 +2,7 @@
 """E5 (seed 004): full save against callee-save calls."""
 import os
 
-from .lanes import callgrind_run, cg_note, cg_said, raw_lines, seed_rows
+from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import find, said
 
 PROGRAMS = ["seed004_unlock"]
@@ -27,10 +27,7 @@ def run(bindir, quick, tmp):
     return {"id": "E5", "seed": "004",
             "title": "lock/unlock with 1-4 threads: full save vs callee-save",
             "rows": rows, "comparisons": comps, "aa": aa,
-            "lane_note": cg_note(cg) + ("" if cg["skipped"] else
-                ("; instructions/iter: " + cg_said(
-                    cg["rows"], "instructions",
-                    {r["name"]: r["name"] for r in cg["rows"]}, "{:.1f}")))
+            "lane_note": cg_note_instructions(cg)
             + (PERF_NOTE if recs.perf else ""),
             "verdict": f"1 thread: thunk vs full {said(c1)}, hand-written "
                        f"callee-save vs full {said(c2)} (seed 004: callee-"

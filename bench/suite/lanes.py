@@ -258,6 +258,16 @@ def cg_note(res, what=CG_NOTE):
            f"CPUID): {res['geometry']}"
 
 
+def cg_note_instructions(res):
+    """cg_note() with each measured function's instructions per
+    iteration (the seeds' loops v_*, E3 and E5)."""
+    if res["skipped"]:
+        return cg_note(res)
+    return cg_note(res) + "; instructions/iter: " + cg_said(
+        res["rows"], "instructions",
+        {r["name"]: r["name"] for r in res["rows"]}, "{:.1f}")
+
+
 def cg_callees(path, caller):
     """The functions that functions whose names match the regex caller
     call, read from a callgrind.out file (names compressed as "(id)
