@@ -114,7 +114,7 @@ def main():
     unknown = [i for i in ids if i not in EXPERIMENTS]
     if unknown:
         print(f"switchyard bench: unknown experiment {', '.join(unknown)} "
-              f"(built so far: {', '.join(sorted(EXPERIMENTS))})",
+              f"(experiments: {', '.join(sorted(EXPERIMENTS))})",
               file=sys.stderr)
         return 2
     need = [p for i in ids for p in EXPERIMENTS[i].PROGRAMS]
