@@ -69,7 +69,6 @@ and cold calls, E5's workers, each measuring thread its own counters). --quick: 
 about 7.5 minutes (doc/BENCHMARKS.md).
 """
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -79,8 +78,9 @@ import tempfile
 # the suite's modules live next to this file (bench/suite/, copied into
 # the build tree with it)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the statistics, re-exported for tests/tools/test_bench_harness.py
 from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
-                         mann_whitney_p, row, compare)
+                         mann_whitney_p, row, compare)  # noqa: F401
 from suite.machine import machine  # noqa: E402
 from suite.report import markdown, to_json  # noqa: E402
 from suite.plot import render  # noqa: E402

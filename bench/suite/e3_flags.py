@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: MIT
 """E3 (seed 000): push; popf against test; jz."""
-import os
 
 from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import compare, said

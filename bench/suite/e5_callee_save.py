@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: MIT
 """E5 (seed 004): full save against callee-save calls."""
-import os
 
 from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import find, said

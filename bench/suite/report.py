@@ -39,7 +39,7 @@ def markdown(doc, plots=None, plot_note=None):
     each experiment; plot_note: said once instead when there are none
     ("gnuplot not installed")."""
     m = doc["machine"]
-    out = [f"# switchyard benchmarks", "",
+    out = ["# switchyard benchmarks", "",
            f"Command: `{doc['command']}`", "",
            f"Machine: {m['cpu']}, {m['cores']} CPUs; kernel {m['kernel']}; "
            f"{m['libc']}; {m['compiler']}; governor: {m['governor']}; "

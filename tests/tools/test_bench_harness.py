@@ -5,9 +5,7 @@ computed by hand, and the report format on fabricated samples: the
 harness's own figures must be right before any benchmark's are."""
 import importlib.util
 import json
-import math
 import sys
-import tempfile
 
 spec = importlib.util.spec_from_file_location("sybench", sys.argv[1])
 sb = importlib.util.module_from_spec(spec)
