@@ -34,7 +34,22 @@
  * byte and nothing is written (the file was changed by something else).
  * The output is written to a temporary file beside it, then renamed over
  * it: a reader of the file (a running program maps it) never sees a half
- * write, and a failure leaves the old file.
+ * write, and a failure leaves the old file. The temporary's name is short
+ * and fixed in form (".sy-prepatch.<12 hex digits>"), so that a file named
+ * with NAME_MAX bytes can be prepatched too.
+ *
+ * The file replaced keeps what it was besides its bytes: owner, group,
+ * mode (set-user-ID and set-group-ID bits included), extended attributes
+ * (file capabilities, ACLs, security labels). Without that, root
+ * prepatching a set-user-ID program of another user would make it a
+ * set-user-ID root program. What cannot be kept (a caller who may not
+ * give the file its owner) makes prepatch refuse and write nothing. With
+ * -o OUT a new file is made: it gets what the caller may give, never
+ * more, and a set-ID bit whose owner or group it could not keep is
+ * dropped, as cp -p does (keep_attrs()).
+ *
+ * A symbolic link is followed: the file it finally names is replaced and
+ * the link stays (libfoo.so -> libfoo.so.1.0).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +57,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../src/sy_elf.h"
@@ -54,21 +72,21 @@
 #define OP_TEST8 0xa8
 #define OP_TEST32 0xa9
 
-static int read_all(const char *path, uint8_t **buf, size_t *size,
-		    mode_t *mode)
+/* The file at path, read whole: *fd stays open (its extended attributes
+ * are copied from it), *st describes it. */
+static int read_all(const char *path, uint8_t **buf, size_t *size, int *fdp,
+		    struct stat *st)
 {
-	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t got = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_size <= 0) {
 		close(fd);
 		return -ENOEXEC;
 	}
-	*mode = st.st_mode & 07777;
-	*size = (size_t)st.st_size;
+	*size = (size_t)st->st_size;
 	/* 8-byte aligned, as the ELF readers want */
 	*buf = aligned_alloc(8, (*size + 7) & ~(size_t)7);
 	if (!*buf) {
@@ -87,27 +105,261 @@ static int read_all(const char *path, uint8_t **buf, size_t *size,
 		}
 		got += (size_t)n;
 	}
-	close(fd);
+	*fdp = fd;
 	return 0;
 }
 
-/* Write buf to path through a temporary file beside it and rename(). */
-static int write_all(const char *path, const uint8_t *buf, size_t size,
-		     mode_t mode)
-{
-	size_t len = strlen(path) + 16, done = 0;
-	char *tmp = malloc(len);
-	int fd, r = 0;
+/*
+ * Where the output goes: a directory (opened) and a name in it. A symbolic
+ * link is followed to the file it finally names and that file is replaced,
+ * the link kept (libfoo.so -> libfoo.so.1.0: the library is patched, as a
+ * write through the link would). A name that does not exist yet (-o OUT)
+ * is created.
+ */
+struct dest {
+	int dirfd;		/* O_PATH of the directory */
+	char *path;		/* the final file's path (a link resolved) */
+	const char *base;	/* its last component, in path */
+	bool followed;		/* path is the target of a symbolic link */
+};
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, len, "%s.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		r = -errno;
-		free(tmp);
-		return r;
+static void dest_free(struct dest *d)
+{
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	free(d->path);
+}
+
+static int dest_open(const char *path, struct dest *d)
+{
+	struct stat st;
+	char *slash;
+
+	d->dirfd = -1;
+	d->followed = false;
+	d->path = NULL;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		d->path = realpath(path, NULL);	/* NULL: a dangling link */
+		d->followed = true;
+	} else {
+		d->path = strdup(path);
 	}
+	if (!d->path)
+		return -errno;
+	/* "dir/name", "/name", "name" (trailing slashes: not a file) */
+	slash = strrchr(d->path, '/');
+	if (slash && !slash[1])
+		return -EISDIR;
+	if (!slash) {
+		d->base = d->path;
+		d->dirfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else if (slash == d->path) {
+		d->base = slash + 1;
+		d->dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		*slash = 0;
+		d->dirfd = open(d->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		*slash = '/';
+		d->base = slash + 1;
+	}
+	return d->dirfd < 0 ? -errno : 0;
+}
+
+/*
+ * A new file in d's directory, under a short name of its own whatever the
+ * length of the name it replaces (a file name of NAME_MAX bytes leaves no
+ * room for a suffix). Its name goes to tmp.
+ */
+static int make_temp(const struct dest *d, char tmp[32])
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t rnd;
+		int fd;
+
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) !=
+		    sizeof(rnd))
+			rnd = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^
+			      (uint64_t)tries * 0x9e3779b97f4a7c15ull;
+		snprintf(tmp, 32, ".sy-prepatch.%012llx",
+			 (unsigned long long)(rnd & 0xffffffffffffull));
+		fd = openat(d->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
+/* what a failure to keep an attribute of the file is about, for messages */
+struct why {
+	char text[512];
+};
+
+static bool xattr_equal(int fd, const char *name, const char *val, ssize_t len)
+{
+	char buf[256];
+	ssize_t n = fgetxattr(fd, name, buf, sizeof(buf));
+
+	return n == len && !memcmp(buf, val, (size_t)len);
+}
+
+/*
+ * Copy the extended attributes of from to to: file capabilities
+ * (security.capability), POSIX ACLs (system.posix_acl_access), security
+ * labels, user attributes. An ACL the new file inherited from its
+ * directory's default ACL and the original lacks is removed: the file must
+ * gain nothing either. strict: the first that cannot be set fails
+ * (-errno, *why names it); else each is said on stderr and skipped.
+ */
+static int copy_xattrs(int from, int to, bool strict, const char *shown,
+		       struct why *why)
+{
+	ssize_t len = flistxattr(from, NULL, 0), vlen;
+	char *names = NULL, *val = NULL;
+	bool acl = false;
+	int r = 0;
+
+	if (len < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	names = malloc((size_t)len + 1);
+	if (!names)
+		return -ENOMEM;
+	len = flistxattr(from, names, (size_t)len);
+	if (len < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (char *n = names; !r && n < names + len; n += strlen(n) + 1) {
+		if (!strcmp(n, "system.posix_acl_access"))
+			acl = true;
+		vlen = fgetxattr(from, n, NULL, 0);
+		if (vlen < 0) {
+			r = -errno;
+			break;
+		}
+		free(val);
+		val = malloc((size_t)vlen + 1);
+		if (!val) {
+			r = -ENOMEM;
+			break;
+		}
+		vlen = fgetxattr(from, n, val, (size_t)vlen);
+		if (vlen < 0) {
+			r = -errno;
+			break;
+		}
+		if (xattr_equal(to, n, val, vlen) ||
+		    !fsetxattr(to, n, val, (size_t)vlen, 0))
+			continue;
+		if (strict) {
+			r = -errno;
+			snprintf(why->text, sizeof(why->text),
+				 "cannot keep its extended attribute %s%s", n,
+				 !strcmp(n, "security.capability") ?
+				 " (its file capabilities)" : "");
+		} else {
+			fprintf(stderr, "switchyard: %s: extended attribute "
+				"%s%s not copied: %s\n", shown, n,
+				!strcmp(n, "security.capability") ?
+				" (file capabilities)" : "", strerror(errno));
+		}
+	}
+	if (!r && !acl && fremovexattr(to, "system.posix_acl_access") &&
+	    errno != ENODATA && errno != ENOTSUP) {
+		r = -errno;
+		snprintf(why->text, sizeof(why->text), "cannot remove the "
+			 "ACL its directory's default ACL gave the new file");
+	}
+out:
+	free(val);
+	free(names);
+	return r;
+}
+
+/*
+ * Give the new file tfd what the original (src, open as sfd) has: owner
+ * and group, extended attributes, then the mode. In that order: chown
+ * clears the set-user-ID and set-group-ID bits and the file capabilities,
+ * and the mode comes last, so that no moment has a set-ID bit on a file
+ * with the wrong owner.
+ *
+ * inplace (the original is replaced): everything is kept, or -errno with
+ * *why. Written elsewhere (-o OUT): what the caller may not give is not
+ * given, and said: owned by the caller, OUT loses a set-user-ID bit (and
+ * set-group-ID for a group the caller cannot give), as cp -p does. Never
+ * a privilege the original did not have.
+ */
+static int keep_attrs(int sfd, const struct stat *src, int tfd, bool inplace,
+		      const char *shown, struct why *why)
+{
+	mode_t mode = src->st_mode & 07777;
+	struct stat st;
+	int r;
+
+	if (fstat(tfd, &st))
+		return -errno;
+	if ((st.st_uid != src->st_uid || st.st_gid != src->st_gid) &&
+	    fchown(tfd, src->st_uid, src->st_gid)) {
+		r = -errno;
+		if (inplace) {
+			snprintf(why->text, sizeof(why->text), "cannot keep "
+				 "its owner and group (uid %u, gid %u)",
+				 (unsigned)src->st_uid, (unsigned)src->st_gid);
+			return r;
+		}
+		/* the group alone, if it is one of the caller's */
+		if (st.st_gid != src->st_gid)
+			(void)fchown(tfd, (uid_t)-1, src->st_gid);
+		if (fstat(tfd, &st))
+			return -errno;
+		if (st.st_uid != src->st_uid && (mode & S_ISUID)) {
+			mode &= ~(mode_t)S_ISUID;
+			fprintf(stderr, "switchyard: %s: owned by uid %u, not "
+				"uid %u as the original: written without its "
+				"set-user-ID bit\n", shown, (unsigned)st.st_uid,
+				(unsigned)src->st_uid);
+		}
+		if (st.st_gid != src->st_gid && (mode & S_ISGID)) {
+			mode &= ~(mode_t)S_ISGID;
+			fprintf(stderr, "switchyard: %s: group gid %u, not "
+				"gid %u as the original: written without its "
+				"set-group-ID bit\n", shown,
+				(unsigned)st.st_gid, (unsigned)src->st_gid);
+		}
+	}
+	r = copy_xattrs(sfd, tfd, inplace, shown, why);
+	if (r)
+		return r;
+	if (fchmod(tfd, mode) || fstat(tfd, &st))
+		return -errno;
+	if ((st.st_mode & 07777) != mode) {
+		snprintf(why->text, sizeof(why->text), "cannot keep its mode "
+			 "%04o (got %04o)", (unsigned)mode,
+			 (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Write buf as the file d names, through a new file beside it renamed over
+ * it: a reader of the file (a running program maps it) never sees a half
+ * write, and a failure leaves the old file. src/sfd: the file read, whose
+ * owner, group, extended attributes and mode the new one gets
+ * (keep_attrs()). inplace: d is that file; it must still be (same device
+ * and inode) when it is replaced.
+ */
+static int write_all(const struct dest *d, const uint8_t *buf, size_t size,
+		     int sfd, const struct stat *src, bool inplace,
+		     const char *shown, struct why *why)
+{
+	char tmp[32];
+	size_t done = 0;
+	struct stat now;
+	int fd = make_temp(d, tmp), r = 0;
+
+	if (fd < 0)
+		return fd;
 	while (!r && done < size) {
 		ssize_t n = write(fd, buf + done, size - done);
 
@@ -116,15 +368,23 @@ static int write_all(const char *path, const uint8_t *buf, size_t size,
 		else
 			done += (size_t)n;
 	}
-	if (!r && (fchmod(fd, mode) || fsync(fd)))
+	if (!r)
+		r = keep_attrs(sfd, src, fd, inplace, shown, why);
+	if (!r && fsync(fd))
 		r = -errno;
 	if (close(fd) && !r)
 		r = -errno;
-	if (!r && rename(tmp, path))
+	if (!r && inplace &&
+	    (fstatat(d->dirfd, d->base, &now, AT_SYMLINK_NOFOLLOW) ||
+	     now.st_dev != src->st_dev || now.st_ino != src->st_ino)) {
+		snprintf(why->text, sizeof(why->text), "replaced by another "
+			 "file while it was being prepatched");
+		r = -ESTALE;
+	}
+	if (!r && renameat(d->dirfd, tmp, d->dirfd, d->base))
 		r = -errno;
 	if (r)
-		unlink(tmp);
-	free(tmp);
+		unlinkat(d->dirfd, tmp, 0);
 	return r;
 }
 
@@ -195,15 +455,59 @@ static int prepatch(const char *path, uint8_t *img, size_t size,
 	return 0;
 }
 
+/* Write img as out (or in, replaced); 0, or 1 with a message. */
+static int write_out(const char *in, const char *out, const uint8_t *img,
+		     size_t size, int sfd, const struct stat *src,
+		     const char **shown_target, struct dest *d)
+{
+	const char *shown = out ? out : in;
+	struct why why = { "" };
+	struct stat ost;
+	bool inplace;
+	int w = dest_open(shown, d);
+
+	if (w) {
+		fprintf(stderr, "switchyard: %s: %s%s: nothing written\n",
+			shown, w == -ENOENT && d->followed ?
+			"a symbolic link to nothing: " : "", strerror(-w));
+		return 1;
+	}
+	/* -o naming the input itself replaces it: as strict as without -o */
+	inplace = !out || (!fstatat(d->dirfd, d->base, &ost, 0) &&
+			   ost.st_dev == src->st_dev &&
+			   ost.st_ino == src->st_ino);
+	if (d->followed)
+		*shown_target = d->path;
+	w = write_all(d, img, size, sfd, src, inplace, d->path, &why);
+	if (w) {
+		fprintf(stderr, "switchyard: %s: %s%s%s: nothing written%s\n",
+			d->path, why.text, why.text[0] ? ": " : "",
+			strerror(-w), why.text[0] && inplace && !out ?
+			" (prepatch a copy with -o OUT, or run as the file's "
+			"owner or as root)" : "");
+		return 1;
+	}
+	if (inplace && src->st_nlink > 1)
+		fprintf(stderr, "switchyard: %s: its %lu other hard link%s "
+			"still name%s the file as it was\n", d->path,
+			(unsigned long)src->st_nlink - 1,
+			src->st_nlink == 2 ? "" : "s",
+			src->st_nlink == 2 ? "s" : "");
+	return 0;
+}
+
 int cmd_prepatch(const char *in, const char *out, bool json)
 {
 	struct sy_records rec;
 	struct sy_syms syms = { 0 };
 	struct counts c = { 0, 0, 0, 0 };
+	struct dest d = { -1, NULL, NULL, false };
+	struct stat st;
+	const char *target = NULL;
 	uint8_t *img = NULL;
 	size_t size = 0;
-	mode_t mode = 0;
-	int r = read_all(in, &img, &size, &mode);
+	int sfd = -1;
+	int r = read_all(in, &img, &size, &sfd, &st);
 
 	if (r) {
 		fprintf(stderr, "switchyard: %s: %s\n", in,
@@ -216,33 +520,30 @@ int cmd_prepatch(const char *in, const char *out, bool json)
 		fprintf(stderr, "switchyard: %s: %s\n", in,
 			r == -ENOEXEC ? rec.why : strerror(-r));
 		free(img);
+		close(sfd);
 		return 1;
 	}
 	(void)sy_syms_parse(img, size, 0, &syms);	/* names: a bonus */
 	r = prepatch(in, img, size, &rec, &syms, &c);
-	if (!r && (c.written || out)) {
-		int w = write_all(out ? out : in, img, size, mode);
-
-		if (w) {
-			fprintf(stderr, "switchyard: %s: %s: nothing written\n",
-				out ? out : in, strerror(-w));
-			r = 1;
-		}
-	}
+	if (!r && (c.written || out))
+		r = write_out(in, out, img, size, sfd, &st, &target, &d);
 	if (!r && json) {
 		printf("{\"file\": ");
 		json_str(stdout, in);
 		printf(", \"output\": ");
 		json_str(stdout, out ? out : in);
+		printf(", \"written_to\": ");
+		json_str(stdout, target ? target : out ? out : in);
 		printf(", \"sites\": %zu, \"written\": %zu, \"already\": %zu, "
 		       "\"elsewhere\": %zu, \"static_calls\": %zu, "
 		       "\"alternatives\": %zu, \"runtime_consts\": %zu}\n",
 		       c.sites, c.written, c.already, c.elsewhere, rec.ncalls,
 		       rec.nalts, rec.nrcs);
 	} else if (!r) {
-		printf("%s: %zu static key site%s: %zu prepatched, %zu already "
-		       "in their initial form, %zu of keys defined in other "
-		       "objects left as compiled\n", out ? out : in, c.sites,
+		printf("%s%s%s: %zu static key site%s: %zu prepatched, %zu "
+		       "already in their initial form, %zu of keys defined in "
+		       "other objects left as compiled\n", out ? out : in,
+		       target ? " -> " : "", target ? target : "", c.sites,
 		       c.sites == 1 ? "" : "s", c.written, c.already,
 		       c.elsewhere);
 		if (rec.ncalls || rec.nalts || rec.nrcs)
@@ -253,6 +554,8 @@ int cmd_prepatch(const char *in, const char *out, bool json)
 			       rec.nalts == 1 ? "" : "s", rec.nrcs,
 			       rec.nrcs == 1 ? "" : "s");
 	}
+	dest_free(&d);
+	close(sfd);
 	sy_syms_free(&syms);
 	sy_records_free(&rec);
 	free(img);

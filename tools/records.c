@@ -173,6 +173,68 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 }
 
 /*
+ * The symbol of the copy relocation (R_X86_64_COPY) whose copy holds
+ * addr: an executable that refers to a variable a shared library exports
+ * (from code not compiled as PIC, or PIE code with copy relocations, the
+ * x86-64 default) gets a copy of it in its own .bss, filled at load time
+ * from the library's. The executable's symbol table then shows the
+ * variable as its own, zero; its value comes from the library that
+ * defines it. 1 and *name, 0 none, -1 malformed.
+ */
+static int copy_reloc_at(const struct img *m, uint64_t addr,
+			 const char **name)
+{
+	for (unsigned i = 0; i < m->shnum; i++) {
+		const Elf64_Shdr *s = &m->sh[i], *symtab, *strtab;
+		const Elf64_Rela *r;
+		size_t n;
+
+		if (s->sh_type != SHT_RELA || !(s->sh_flags & SHF_ALLOC))
+			continue;
+		if (s->sh_entsize != sizeof(Elf64_Rela) ||
+		    !in_file(s->sh_offset, s->sh_size, m->size) ||
+		    s->sh_offset % 8)
+			return -1;
+		r = (const Elf64_Rela *)(m->p + s->sh_offset);
+		n = s->sh_size / sizeof(*r);
+		for (size_t k = 0; k < n; k++) {
+			uint32_t si = ELF64_R_SYM(r[k].r_info);
+			const Elf64_Sym *y;
+			const char *str;
+
+			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_COPY ||
+			    addr < r[k].r_offset)
+				continue;
+			if (s->sh_link >= m->shnum)
+				return -1;
+			symtab = &m->sh[s->sh_link];
+			if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
+			    !in_file(symtab->sh_offset, symtab->sh_size,
+				     m->size) || symtab->sh_offset % 8 ||
+			    si >= symtab->sh_size / sizeof(Elf64_Sym) ||
+			    symtab->sh_link >= m->shnum)
+				return -1;
+			y = (const Elf64_Sym *)(m->p + symtab->sh_offset) + si;
+			/* the copy is st_size bytes (a key: at least 1) */
+			if (addr - r[k].r_offset >= (y->st_size ? y->st_size
+								: 1))
+				continue;
+			strtab = &m->sh[symtab->sh_link];
+			if (!in_file(strtab->sh_offset, strtab->sh_size,
+				     m->size) || y->st_name >= strtab->sh_size)
+				return -1;
+			str = (const char *)m->p + strtab->sh_offset;
+			if (!memchr(str + y->st_name, 0,
+				    strtab->sh_size - y->st_name))
+				return -1;
+			*name = str + y->st_name;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The 64-bit pointer stored at addr in the image as the dynamic linker
  * would leave it (bias 0): the relocation's value if one applies there,
  * else the file's bytes. 1 and *val (*ext: an undefined symbol's name,
@@ -572,8 +634,10 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		struct sy_rec_key *k = out->nkeys ? &out->keys[out->nkeys - 1]
 						  : NULL;
 		const uint8_t *b;
+		const char *copied = NULL;
 		bool zero;
 		int32_t en;
+		int cr;
 
 		out->sites[i] = raw[i].site;
 		out->nsites++;
@@ -594,6 +658,16 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		}
 		k->name = (const char *)name_of(&pl, &syms, k->addr, false,
 						NULL, "key");
+		/* copied from a library: its state is the library's */
+		cr = copy_reloc_at(&m, k->addr, &copied);
+		if (cr < 0) {
+			r = bad(out, "a copy relocation is malformed");
+			goto out;
+		}
+		if (cr) {
+			k->copied = (const char *)pool_add(&pl, "%s", copied);
+			continue;
+		}
 		/* struct static_key: int enabled first */
 		b = at_addr(&m, k->addr, 4, &zero);
 		if (b) {
@@ -615,6 +689,9 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	pl.p = NULL;
 	for (size_t i = 0; i < out->nkeys; i++) {
 		out->keys[i].name = out->names + (uintptr_t)out->keys[i].name;
+		if (out->keys[i].copied)
+			out->keys[i].copied = out->names +
+				(uintptr_t)out->keys[i].copied;
 		if (out->keys[i].description)
 			out->keys[i].description = out->names +
 				(uintptr_t)out->keys[i].description;

@@ -25,11 +25,17 @@ struct sy_rec_site {
 };
 
 struct sy_rec_key {
-	uint64_t addr;		/* 0: defined in another object */
+	uint64_t addr;		/* 0: defined in another object; or see
+				   copied */
 	const char *name;	/* symbol name, or "key@0x..." (in names) */
 	int initial;		/* 1 / 0: the initial state in the file
 				   (STATIC_KEY_INIT_TRUE / _FALSE); -1:
 				   unknown (another object) */
+	const char *copied;	/* the symbol of the copy relocation
+				   (R_X86_64_COPY) whose copy the key is:
+				   it is defined by a library the file
+				   needs, its initial state is that one's
+				   (initial -1); NULL: not a copy */
 	struct sy_rec_site *sites;
 	size_t nsites;
 	const char *description;	/* SWITCHYARD_KEY_DESCRIPTION(), or
@@ -82,5 +88,11 @@ struct sy_records {
  * (malformed: out->why says why), -ENOMEM. */
 int sy_records_read(const uint8_t *img, size_t size, struct sy_records *out);
 void sy_records_free(struct sy_records *r);
+
+/* The path of the library, among those the ELF file at path (its image
+ * img[0, size)) needs (DT_NEEDED), that defines sym, as found on this
+ * machine now (tools/needed.c); NULL if none is found. To free. */
+char *sy_needed_definer(const char *path, const void *img, size_t size,
+			const char *sym);
 
 #endif /* SY_TOOLS_RECORDS_H */

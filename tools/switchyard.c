@@ -683,27 +683,48 @@ static int cmd_list(const char *path, bool json)
 				    k->initial ? "on" : "off";
 		char *owned;
 		const char *name = demangle(k->name, &owned);
+		/* the library a copied key comes from, if it can be found */
+		char *definer = k->copied ? sy_needed_definer(path, f.img,
+							      f.size, k->copied)
+					  : NULL;
 
 		if (json) {
 			printf("%s\n  {\"name\": ", i ? "," : "");
 			json_str(stdout, name);
 			printf(", \"address\": \"0x%llx\", \"defined\": %s, "
-			       "\"initial\": \"%s\", \"description\": ",
+			       "\"copy_relocation\": %s, \"defined_in\": ",
 			       (unsigned long long)k->addr,
-			       k->addr ? "true" : "false", state);
+			       k->addr && !k->copied ? "true" : "false",
+			       k->copied ? "true" : "false");
+			if (definer)
+				json_str(stdout, definer);
+			else
+				printf("null");
+			printf(", \"initial\": \"%s\", \"description\": ",
+			       state);
 			if (k->description)
 				json_str(stdout, k->description);
 			else
 				printf("null");
 			printf(", \"sites\": [");
 		} else {
-			printf("\nkey %s%s  initial %s, %zu site%s\n", name,
-			       k->addr ? "" : " (defined in another object)",
-			       state, k->nsites, k->nsites == 1 ? "" : "s");
+			if (k->copied)
+				printf("\nkey %s (defined in %s, copied into "
+				       "this file by a copy relocation)  "
+				       "initial %s, %zu site%s\n", name,
+				       definer ? definer : "another object",
+				       state, k->nsites,
+				       k->nsites == 1 ? "" : "s");
+			else
+				printf("\nkey %s%s  initial %s, %zu site%s\n",
+				       name, k->addr ? "" :
+				       " (defined in another object)", state,
+				       k->nsites, k->nsites == 1 ? "" : "s");
 			if (k->description)
 				printf("  -- %s\n", k->description);
 		}
 		free(owned);
+		free(definer);
 		for (size_t j = 0; j < k->nsites; j++) {
 			const struct sy_rec_site *s = &k->sites[j];
 			const struct sy_sym *fn = sy_syms_find(&syms, s->addr,
