@@ -162,7 +162,31 @@ static int dest_open(const char *path, struct dest *d)
 		*slash = '/';
 		d->base = slash + 1;
 	}
-	return d->dirfd < 0 ? -errno : 0;
+	if (d->dirfd < 0)
+		return -errno;
+	/*
+	 * realpath() reads the links itself, past the kernel's guard against
+	 * following another user's link in a sticky directory
+	 * (fs.protected_symlinks: /tmp/out -> /etc/passwd planted for root).
+	 * Have the kernel follow the link too, and insist on the same file.
+	 */
+	if (d->followed) {
+		struct stat via, at;
+		int fd = open(path, O_PATH | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &via)) {
+			close(fd);
+			return -errno;
+		}
+		close(fd);
+		if (fstatat(d->dirfd, d->base, &at, AT_SYMLINK_NOFOLLOW))
+			return -errno;
+		if (via.st_dev != at.st_dev || via.st_ino != at.st_ino)
+			return -ESTALE;
+	}
+	return 0;
 }
 
 /*
@@ -469,7 +493,9 @@ static int write_out(const char *in, const char *out, const uint8_t *img,
 	if (w) {
 		fprintf(stderr, "switchyard: %s: %s%s: nothing written\n",
 			shown, w == -ENOENT && d->followed ?
-			"a symbolic link to nothing: " : "", strerror(-w));
+			"a symbolic link to nothing: " : "",
+			w == -ESTALE ? "its symbolic link changed while it "
+				       "was being followed" : strerror(-w));
 		return 1;
 	}
 	/* -o naming the input itself replaces it: as strict as without -o */

@@ -153,7 +153,7 @@ symlink)
 	[ -L "$d/p" ] && [ -L "$d/p.1" ] || no "a link was replaced by a file"
 	[ "$(readlink "$d/p.1")" = p.1.0 ] || no "the link's target changed"
 	patched "$d/p.1.0" "the link's final target"
-	grep -q "^$d/p -> .*/p\.1\.0: " "$d/out" ||
+	grep -qF -- "$d/p -> $(realpath "$d/p.1.0"): " "$d/out" ||
 		{ no "the report does not name the file written"; cat "$d/out"; }
 	# the target in another directory: the temporary goes beside it
 	cp "$prog" "$d/other/q" && ln -s other/q "$d/q" || exit 1
