@@ -33,13 +33,17 @@ static inline long pp_text_dirty_kb(const char *path)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		char perms[8], name[4096];
+		char perms[8], *name;
 		unsigned long lo, hi;
+		int end = 0;
 
-		name[0] = 0;
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &lo, &hi,
-			   perms, name) >= 3 && strchr(line, '-') &&
-		    line[0] != ' ' && strlen(perms) == 4) {
+		/* the path is the rest of the line: it may hold spaces */
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi,
+			   perms, &end) >= 3 && end > 0 &&
+		    strchr(line, '-') && line[0] != ' ' &&
+		    strlen(perms) == 4) {
+			name = line + end;
+			name[strcspn(name, "\n")] = 0;
 			in = perms[2] == 'x' && !strcmp(name, path);
 			continue;
 		}
