@@ -82,10 +82,11 @@ for where in call guard arm line; do
 		grep -q "exited normally" "$tmp/out" || ok=0
 		[ -n "$hits" ] && [ -n "$want" ] && [ "$hits" = "$want" ] || ok=0
 		if [ $mode = busy ]; then
-			grep -q "static call gsc: cannot update: .*site+$guard.*breakpoint" \
+			g=$(printf 'site+0x%x' "$guard")
+			grep -q "static call 'gsc': cannot update: a debugger breakpoint sits on the guard of site $g .*delete the breakpoint" \
 				"$tmp/out" || ok=0
-		else
-			grep -q "log:" "$tmp/out" && ok=0
+		else	# no error, no warning
+			grep -q "^switchyard:" "$tmp/out" && ok=0
 		fi
 		if [ $ok = 1 ]; then
 			echo "ok: breakpoint on the $where, set $when the run: $hits hits"
