@@ -39,6 +39,11 @@
  * Three syncs, in that order; a site whose payload cannot be used (a
  * process without rseq, no stub within reach, an ordinary function at a
  * callee-save site) keeps its guard on JMP and is served by its detour.
+ * Before step 0, an update that a debugger's breakpoint forbids is refused
+ * (sc_guard_trapped()). A breakpoint's int3 is never written: the guard
+ * under one stays what it hides, a payload is written around one when it
+ * hides the byte the new payload has there, else the site keeps its
+ * detour (doc/DESIGN.md, "Breakpoints on static call sites").
  *
  * Descriptors (struct rseq_cs) live in pages mapped below 2 GiB (the site
  * stores their address as an imm32) and are never freed: a thread's
