@@ -219,7 +219,8 @@ struct sy_poke_desc {
 	 * sy_arch_site_check()) */
 	bool hidden_jump;
 	/* not a jump label site: the bytes must be old (write new) or new
-	 * (skip), nothing else; a breakpoint over them is refused. Used by
+	 * (skip), nothing else; a breakpoint over them is refused, but where
+	 * bp_mask allows one. Used by
 	 * static calls, whose protocol makes every such write safe (no thread
 	 * executes the bytes, or the one byte written is a whole opcode). */
 	bool exact;
