@@ -16,6 +16,13 @@
  *                         restore the TEST that lets threads into the
  *                         payload being rewritten), but one to the
  *                         current target (nothing to rewrite)
+ *   gdb_sc_bp race        as during, on the call, but instead of the
+ *                         sequence another thread updates the call from
+ *                         fa to fb and back while this one runs the site
+ *                         (at least RACE_PASSES times): every update succeeds, every
+ *                         pass calls fa or fb exactly once, whether gdb
+ *                         steps it over the breakpoint before, during or
+ *                         after an update rewrites the call's rel32
  * The program updates the call to another function, to NULL, to RET0 and
  * back, and after every update runs the site PASSES times, checking that
  * each pass called the key's target exactly once (or nothing, for NULL)
@@ -28,12 +35,15 @@
  * whose target is a function, all of them and those after marker_insert()).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "sy_test.h"
 
 #define PASSES 3
+#define RACE_UPDATES 100
+#define RACE_PASSES 50
 
 static volatile long hits_a, hits_b;
 
@@ -135,6 +145,65 @@ static void update(long (*f)(long), int want, const char *what)
 	run(what);
 }
 
+static volatile int race_done;	/* the updater finished */
+static volatile long race_passes;	/* the site's, so far */
+static int race_failed;
+
+static volatile long race_go;		/* the pass about to start */
+
+/* At least RACE_UPDATES updates, each started as the other thread starts a
+ * pass (so that updates meet the passes stopped at the breakpoint, not
+ * only the detour of a guard an update keeps on JMP), and on until the
+ * site has run RACE_PASSES times; then fa. The other thread makes its
+ * passes whatever the scheduler does, and waits for race_done. */
+static void *updater(void *arg)
+{
+	long seen = 0;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < RACE_UPDATES ||
+		    __atomic_load_n(&race_passes, __ATOMIC_RELAXED) < RACE_PASSES;
+	     i++) {
+		while (__atomic_load_n(&race_go, __ATOMIC_ACQUIRE) == seen)
+			;
+		seen = race_go;
+		if (static_call_update(gsc, i % 2 ? fa : fb))
+			race_failed++;
+	}
+	if (static_call_update(gsc, fa))
+		race_failed++;
+	__atomic_store_n(&race_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Passes through the site until the updater is done (joined: no reliance
+ * on the scheduler), each calling fa or fb exactly once. */
+static void race(void)
+{
+	pthread_t t;
+	long passes = 0;
+
+	CHECK_EQ(pthread_create(&t, NULL, updater, NULL), 0);
+	while (!__atomic_load_n(&race_done, __ATOMIC_ACQUIRE)) {
+		long a = hits_a, b = hits_b, r;
+
+		__atomic_store_n(&race_go, passes + 1, __ATOMIC_RELEASE);
+		r = site(10);
+		CHECK((r == 11 && hits_a - a == 1 && hits_b == b) ||
+		      (r == 12 && hits_b - b == 1 && hits_a == a));
+		passes++;
+		__atomic_store_n(&race_passes, passes, __ATOMIC_RELAXED);
+	}
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(race_failed, 0);
+	cur = fa;	/* the updater's last */
+	CHECK((uintptr_t)static_call_query(gsc) == (uintptr_t)fa);
+	printf("gdb_sc_bp: %ld passes during %d updates\n", passes,
+	       RACE_UPDATES);
+	run("race");
+}
+
 /* The site holds a whole form, with no breakpoint over it: the guard
  * TEST over the current target's payload, or the JMP to the detour. */
 static void check_whole(bool patched)
@@ -186,11 +255,15 @@ int main(int argc, char **argv)
 	run("start");
 	marker_insert();
 	inserted = true;
-	update(fb, busy, "fb");
-	update(NULL, busy, "NULL");
-	update(ret0, busy, "RET0");
-	update(fa, busy, "fa");
-	update(fb, busy, "fb again");
+	if (!strcmp(mode, "race")) {
+		race();
+	} else {
+		update(fb, busy, "fb");
+		update(NULL, busy, "NULL");
+		update(ret0, busy, "RET0");
+		update(fa, busy, "fa");
+		update(fb, busy, "fb again");
+	}
 	/* What gdb compares with its count of hits on the call. */
 	printf("CALL_PASSES %d %d\n", call_passes, call_passes_late);
 	marker_delete();
