@@ -331,8 +331,10 @@ static bool known_payload(const struct sy_sc_entry *e, const uint8_t *p)
  * Without one it is unexpected bytes (a debugger that detaches takes its
  * breakpoints out), which must never end up behind a TEST guard. Read on
  * demand, only when a payload holds an int3; open/read, no stdio (the
- * change path). An unreadable file counts as traced: the site then stays
- * on its detour or is written around the int3, both safe.
+ * change path). An unreadable file counts as not traced: the int3 is then
+ * refused as unexpected bytes (the update leaves the key's sites on their
+ * detour), which is safe whoever put it there; taking a stray int3 for a
+ * breakpoint could put a TEST guard in front of it.
  */
 static bool traced(void)
 {
@@ -342,15 +344,15 @@ static bool traced(void)
 	const char *p;
 
 	if (fd < 0)
-		return true;
+		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return false;
 	buf[n] = 0;
 	p = strstr(buf, "TracerPid:");
 	if (!p)
-		return true;
+		return false;
 	for (p += 10; *p == ' ' || *p == '\t'; p++)
 		;
 	return *p != '0';
