@@ -24,7 +24,7 @@ set -u
 bin=$1 src=$2
 command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
 tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 fail=0
 "$bin/gdb_sc_bp" none >"$tmp/none" 2>&1; rc=$?
 [ $rc = 77 ] && { cat "$tmp/none"; exit 77; }
