@@ -219,10 +219,18 @@ struct sy_poke_desc {
 	 * sy_arch_site_check()) */
 	bool hidden_jump;
 	/* not a jump label site: the bytes must be old (write new) or new
-	 * (skip), nothing else; a breakpoint over them is refused. Used by
+	 * (skip), nothing else; a breakpoint over them is refused, but where
+	 * bp_mask allows one. Used by
 	 * static calls, whose protocol makes every such write safe (no thread
 	 * executes the bytes, or the one byte written is a whole opcode). */
 	bool exact;
+	/* exact: the positions (bit i: byte i) where a debugger's breakpoint
+	 * (int3) may hide old[i], which then equals new[i] and starts an
+	 * instruction in both forms: a position that holds int3 is never
+	 * written (the byte belongs to the debugger, which restores the right
+	 * one), the bytes around it are (static calls: a payload rewritten
+	 * behind a JMP guard; see sc_payload_shadow()) */
+	uint16_t bp_mask;
 	const struct static_key *key;	/* for messages: a static key, or
 					   (exact) a struct static_call_key,
 					   or a variable (what) */

@@ -773,7 +773,7 @@ static void sync_cores(void)
 struct fix {
 	uintptr_t addr;
 	unsigned len;
-	uint8_t bytes[8], old[8];
+	uint8_t bytes[SY_ARCH_MAX_INSN], old[SY_ARCH_MAX_INSN];
 };
 static struct fix fixes[FIX_CAP], preps[FIX_CAP];
 
@@ -790,6 +790,72 @@ static int fix_add(struct fix *v, size_t *n, const struct sy_poke_desc *d,
 	memcpy(f->bytes, fx->bytes, fx->len);
 	memcpy(f->old, (const uint8_t *)f->addr, fx->len);
 	return 0;
+}
+
+/*
+ * An exact change with a debugger's breakpoint inside (d->bp_mask): the
+ * bytes that hold int3 at a masked position are the debugger's (its
+ * shadow is old[i], which is new[i]: the describer checked), the others
+ * must all be old (then the runs between the breakpoints that differ are
+ * written as fixes, never the int3 itself: a chunk would write it back,
+ * and the debugger may have removed it meanwhile) or all new (nothing to
+ * do). Returns SY_SITE_OLD (no int3 found: an ordinary change), _NEW,
+ * _FIX (added to fixes), or _FOREIGN.
+ */
+static enum sy_site_check exact_under_bp(const struct sy_poke_desc *d,
+					 size_t *nfix, int *err)
+{
+	const uint8_t *mem = (const uint8_t *)d->addr;
+	bool is_old = true, is_new = true, wild = false;
+
+	*err = 0;
+	for (unsigned i = 0; i < d->len; i++) {
+		if ((d->bp_mask >> i & 1) && mem[i] == SY_X86_INT3 &&
+		    d->old[i] != SY_X86_INT3) {
+			wild = true;
+			continue;
+		}
+		is_old &= mem[i] == d->old[i];
+		is_new &= mem[i] == d->new_[i];
+	}
+	if (is_new)
+		return SY_SITE_NEW;
+	if (!is_old)
+		return SY_SITE_FOREIGN;
+	if (!wild)
+		return SY_SITE_OLD;
+	for (unsigned i = 0; i < d->len;) {
+		unsigned j;
+
+		if ((d->bp_mask >> i & 1) && mem[i] == SY_X86_INT3) {
+			i++;
+			continue;
+		}
+		for (j = i; j < d->len && !((d->bp_mask >> j & 1) &&
+					    mem[j] == SY_X86_INT3); j++)
+			;
+		/* [i, j): a run between breakpoints; write what differs */
+		while (i < j && d->old[i] == d->new_[i])
+			i++;
+		if (i < j) {
+			unsigned k = j;
+			struct fix *f;
+
+			while (d->old[k - 1] == d->new_[k - 1])
+				k--;
+			if (*nfix == FIX_CAP) {
+				*err = -EBUSY;
+				return SY_SITE_FIX;
+			}
+			f = &fixes[(*nfix)++];
+			f->addr = d->addr + i;
+			f->len = k - i;
+			memcpy(f->bytes, d->new_ + i, k - i);
+			memcpy(f->old, d->old + i, k - i);
+		}
+		i = j;
+	}
+	return SY_SITE_FIX;
 }
 
 /* Write fixes [0, n) (bytes, or old to undo); on error *done says how many
@@ -813,9 +879,11 @@ static int fix_write(const struct fix *v, size_t n, bool undo, size_t *done)
 __attribute__((cold, noinline)) static int too_many(const struct sy_poke_desc *d)
 {
 	sy_report(SWITCHYARD_LOG_ERROR, d->key, d->addr,
-		  "static key " SY_REPORT_KEY ": more than %d sites of one "
-		  "change are under debugger breakpoints (at " SY_REPORT_SITE
-		  " and others); nothing written", FIX_CAP);
+		  "%s " SY_REPORT_KEY ": more than %d sites of one change are "
+		  "under debugger breakpoints (at " SY_REPORT_SITE " and "
+		  "others); nothing written",
+		  !d->exact ? "static key" : d->what ? d->what : "static call",
+		  FIX_CAP);
 	return -EBUSY;
 }
 
@@ -839,7 +907,19 @@ static long verify(const struct sy_poke_src *src, size_t *n_out,
 		enum sy_site_check c;
 		bool skip = true;
 
-		if (d.exact)
+		if (d.exact && d.bp_mask) {
+			int err;
+
+			c = exact_under_bp(&d, nfix, &err);
+			if (err)
+				return too_many(&d);
+			if (c == SY_SITE_FIX && n >= SKIP_CAP)
+				return refuse(&d, SY_SITE_FOREIGN);
+			if (c == SY_SITE_FIX) {
+				set_skip(n, true);	/* written as fixes */
+				continue;
+			}
+		} else if (d.exact)
 			c = !memcmp((const void *)d.addr, d.old, d.len) ?
 				    SY_SITE_OLD :
 			    !memcmp((const void *)d.addr, d.new_, d.len) ?

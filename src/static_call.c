@@ -39,6 +39,11 @@
  * Three syncs, in that order; a site whose payload cannot be used (a
  * process without rseq, no stub within reach, an ordinary function at a
  * callee-save site) keeps its guard on JMP and is served by its detour.
+ * Before step 0, an update that a debugger's breakpoint forbids is refused
+ * (sc_guard_trapped()). A breakpoint's int3 is never written: the guard
+ * under one stays what it hides, a payload is written around one when it
+ * hides the byte the new payload has there, else the site keeps its
+ * detour (doc/DESIGN.md, "Breakpoints on static call sites").
  *
  * Descriptors (struct rseq_cs) live in pages mapped below 2 GiB (the site
  * stores their address as an imm32) and are never freed: a thread's
@@ -50,6 +55,7 @@
  * Everything here runs with the patch lock held.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <linux/rseq.h>
 #include <stdlib.h>
@@ -73,6 +79,13 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 #define SC_DEAD 1u	/* refused at registration: never touched */
 #define SC_OWN 2u	/* has a descriptor (the table is not parked) */
+#define SC_DESC 0x0ffffffcu	/* the descriptor's address / 32, << 2 */
+/* The guard's opcode, or the one a debugger's breakpoint over it hides,
+ * may be TEST (the site lets threads into its payload). Set before a TEST
+ * is written, cleared once memory shows JMP: memory cannot tell what a
+ * breakpoint hides, and when in doubt the site must count as open (see
+ * sc_guard_trapped()). */
+#define SC_PASS 0x80000000u
 
 struct sc_table {
 	struct sy_sc_entry *start, *stop;
@@ -102,7 +115,7 @@ static struct static_call_key *entry_key(const struct sy_sc_entry *e)
  * / 32 (it lies below 2 GiB, 32-byte aligned). */
 static uintptr_t sc_desc_of(const struct sy_sc_entry *e)
 {
-	return (uintptr_t)(e->flags >> 2) << 5;
+	return (uintptr_t)((e->flags & SC_DESC) >> 2) << 5;
 }
 
 static int membarrier(int cmd)
@@ -313,6 +326,156 @@ static bool known_payload(const struct sy_sc_entry *e, const uint8_t *p)
 }
 
 /*
+ * Whether a debugger traces the process (TracerPid in /proc/self/status is
+ * not 0): only then is an int3 in a payload taken for its breakpoint.
+ * Without one it is unexpected bytes (a debugger that detaches takes its
+ * breakpoints out), which must never end up behind a TEST guard. Read on
+ * demand, only when a payload holds an int3; open/read, no stdio (the
+ * change path). An unreadable file counts as not traced: the int3 is then
+ * refused as unexpected bytes (the update leaves the key's sites on their
+ * detour), which is safe whoever put it there; taking a stray int3 for a
+ * breakpoint could put a TEST guard in front of it.
+ */
+static bool traced(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	const char *p;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strstr(buf, "TracerPid:");
+	if (!p)
+		return false;
+	for (p += 10; *p == ' ' || *p == '\t'; p++)
+		;
+	return *p != '0';
+}
+
+/* The instruction starts in payload p of room bytes: bit i, byte i. */
+static uint16_t insn_starts(const uint8_t *p, unsigned room)
+{
+	uint16_t m = 0;
+
+	for (unsigned i = 0; i < room;) {
+		struct sy_x86_insn in;
+
+		if (sy_x86_insn_decode(p + i, room - i, &in))
+			break;
+		m |= (uint16_t)(1u << i);
+		i += in.len;
+	}
+	return m;
+}
+
+/* Candidate k of what a payload may hold (the compiled one, a call with
+ * the rel32 in memory, NULL's and RET0's, the natives'): false past the
+ * last. */
+static bool payload_candidate(const struct sy_sc_entry *e, const uint8_t *mem,
+			      unsigned k, uint8_t *out)
+{
+	unsigned room = entry_room(e);
+
+	switch (k) {
+	case 0:
+		out[0] = SY_X86_CALL32;
+		memset(out + 1, 0, 4);
+		memset(out + 5, 0x90, room - 5);
+		return true;
+	case 1:
+		sy_arch_nops(out, room - 5);
+		out[room - 5] = SY_X86_CALL32;
+		memcpy(out + room - 4, mem + room - 4, 4);
+		return true;
+	case 2:
+		payload_for(e, NULL, out);
+		return true;
+	case 3:
+		payload_for(e, (void (*)(void))__static_call_return0, out);
+		return true;
+	}
+	for (k -= 4; k < n_natives; k++) {
+		if (natives[k].len > room)
+			continue;
+		sy_arch_sc_inline(natives[k].code, natives[k].len, room, out);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What the payload at mem (site e's) holds, with each debugger breakpoint
+ * over it replaced by the byte it hides (gdb's int3 goes on the first byte
+ * of an instruction it disassembled there): into out, and the positions
+ * of the breakpoints into *bps. We know what a payload may hold (what we
+ * write, or the compiler's), so a candidate that equals memory but for
+ * int3 at some of its instruction starts tells the hidden bytes (a call
+ * under a breakpoint on its opcode: any rel32, as known_payload() accepts
+ * for a call). False when no candidate matches (unexpected bytes), two
+ * that differ under a breakpoint do (nobody can tell what the debugger
+ * will restore), or no debugger traces the process (traced()).
+ */
+static bool sc_payload_shadow(const struct sy_sc_entry *e, const uint8_t *mem,
+			      uint8_t *out, uint16_t *bps)
+{
+	unsigned room = entry_room(e);
+	uint8_t c[SY_SC_ROOM_MAX];
+	bool found = false;
+
+	*bps = 0;
+	if (!memchr(mem, SY_X86_INT3, room)) {	/* the usual case */
+		memcpy(out, mem, room);
+		return known_payload(e, mem);
+	}
+	if (!traced())
+		return false;
+	for (unsigned k = 0; payload_candidate(e, mem, k, c); k++) {
+		uint16_t starts = insn_starts(c, room), wild = 0;
+		unsigned i;
+
+		for (i = 0; i < room; i++) {
+			if (mem[i] == c[i])
+				continue;
+			if (mem[i] != SY_X86_INT3 || !(starts >> i & 1))
+				break;
+			wild |= (uint16_t)(1u << i);
+		}
+		if (i < room)
+			continue;
+		if (found && memcmp(out, c, room))
+			return false;	/* ambiguous */
+		memcpy(out, c, room);
+		*bps = wild;
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * Whether payload pl can be written over old while breakpoints sit at
+ * positions bps: only if each hides the byte pl has there (the debugger
+ * restores it) and starts an instruction of pl (the processor reaches
+ * the int3 as an instruction, never as part of one). Otherwise the site
+ * stays on its detour until the breakpoint goes.
+ */
+static bool payload_fits_bps(const uint8_t *pl, const uint8_t *old,
+			     unsigned room, uint16_t bps)
+{
+	uint16_t starts = insn_starts(pl, room);
+
+	for (unsigned i = 0; i < room; i++)
+		if ((bps >> i & 1) && (pl[i] != old[i] || !(starts >> i & 1)))
+			return false;
+	return true;
+}
+
+/*
  * A poke source over the live sites of one key (or of one table), for one
  * step of the protocol.
  */
@@ -362,6 +525,8 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 	d->key = (const struct static_key *)(const void *)entry_key(e);
 	switch (s->step) {
 	case STEP_GUARD_JMP:
+		/* (a guard under a breakpoint that hides TEST was refused
+		 * before: sc_guard_trapped()) */
 		if (mem[SY_SC_GUARD] != SY_SC_GUARD_PASS)
 			return false;
 		d->addr = code + SY_SC_GUARD;
@@ -369,27 +534,57 @@ static bool sc_describe(struct sc_src *s, struct sy_sc_entry *e,
 		d->old[0] = SY_SC_GUARD_PASS;
 		d->new_[0] = SY_SC_GUARD_DETOUR;
 		return true;
-	case STEP_PAYLOAD:
-		if (!has || !memcmp(mem + SY_SC_PAYLOAD, pl, room))
+	case STEP_PAYLOAD: {
+		uint16_t bps;
+
+		if (!has)
 			return false;
 		d->addr = code + SY_SC_PAYLOAD;
 		d->len = room;
-		/* what we wrote last (checked: one of our payloads), or else
-		 * the verify pass refuses the site */
-		if (known_payload(e, mem + SY_SC_PAYLOAD))
-			memcpy(d->old, mem + SY_SC_PAYLOAD, room);
-		else	/* unexpected bytes: make the verify pass refuse them */
+		/* what we wrote last (checked: one of our payloads, with the
+		 * bytes a debugger's breakpoints hide), or else the verify
+		 * pass refuses the site */
+		if (sc_payload_shadow(e, mem + SY_SC_PAYLOAD, d->old, &bps)) {
+			if (!memcmp(d->old, pl, room))
+				return false;
+			/* a breakpoint over a byte the new payload changes:
+			 * not written, the guard stays JMP (step 4) */
+			if (bps && !payload_fits_bps(pl, d->old, room, bps))
+				return false;
+			d->bp_mask = bps;
+		} else if (memchr(mem + SY_SC_PAYLOAD, SY_X86_INT3, room)) {
+			return false;	/* breakpoints over bytes nobody can
+					   tell: left alone, on the detour */
+		} else {	/* unexpected bytes: make the verify pass refuse */
 			memcpy(d->old, pl, room), d->old[0] ^= 0xff;
+		}
 		memcpy(d->new_, pl, room);
 		return true;
-	case STEP_GUARD_TEST:
+	}
+	case STEP_GUARD_TEST: {
+		uint8_t now[SY_SC_ROOM_MAX];
+		uint16_t bps;
+
 		if (!has)
 			return false;
+		/* A guard under a breakpoint is the debugger's: it stays
+		 * what the breakpoint hides, JMP here (a TEST one is refused
+		 * before step 1), and the site on its detour until it goes.
+		 * A payload that is not the target's (step 3 could not write
+		 * it under a breakpoint) keeps the guard on JMP too. */
+		if (mem[SY_SC_GUARD] == SY_X86_INT3 ||
+		    !sc_payload_shadow(e, mem + SY_SC_PAYLOAD, now, &bps) ||
+		    memcmp(now, pl, room))
+			return false;
+		/* before the TEST can be in memory (where a breakpoint may
+		 * hide it at once): see SC_PASS */
+		e->flags |= SC_PASS;
 		d->addr = code + SY_SC_GUARD;
 		d->len = 1;
 		d->old[0] = SY_SC_GUARD_DETOUR;
 		d->new_[0] = SY_SC_GUARD_PASS;
 		return true;
+	}
 	case STEP_SETUP: {
 		uint32_t v = part ? arm_disp : (uint32_t)sc_desc_of(e);
 
@@ -440,6 +635,71 @@ static bool sc_next(void *ctx, struct sy_poke_desc *d)
 	return false;
 }
 
+/* After a guard step (done or undone): SC_PASS from the guards that
+ * memory shows; one under a breakpoint keeps what it had. */
+static void refresh_pass(const struct sc_src *s)
+{
+	for (struct sc_table *t = s->table ? s->table : tables; t;
+	     t = s->table ? NULL : t->next) {
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			uint8_t g;
+
+			if (!(e->flags & SC_OWN) ||
+			    (s->key && entry_key(e) != s->key))
+				continue;
+			g = ((const uint8_t *)entry_code(e))[SY_SC_GUARD];
+			if (g == SY_SC_GUARD_DETOUR)
+				e->flags &= ~SC_PASS;
+			else if (g == SY_SC_GUARD_PASS)
+				e->flags |= SC_PASS;
+		}
+	}
+}
+
+/*
+ * Before an update of key to f: a site whose guard is under a debugger's
+ * breakpoint that hides TEST (planted over a patched site) and whose
+ * payload the update must rewrite (or take out of use) blocks it. The
+ * guard cannot be closed (the debugger puts TEST back whenever it steps
+ * over or removes the breakpoint), so a thread it steps over would run
+ * the payload while it is rewritten. -EBUSY, reported, nothing changed.
+ */
+static int sc_guard_trapped(struct static_call_key *key, void (*f)(void))
+{
+	for (struct sc_table *t = tables; t; t = t->next) {
+		if (t->parked)
+			continue;
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			const uint8_t *mem = (const uint8_t *)entry_code(e);
+			uint8_t pl[SY_SC_ROOM_MAX], now[SY_SC_ROOM_MAX];
+			char found[3 * 5 + 1];
+			uint16_t bps;
+
+			if (!(e->flags & SC_OWN) || entry_key(e) != key ||
+			    mem[SY_SC_GUARD] != SY_X86_INT3 ||
+			    !(e->flags & SC_PASS))
+				continue;
+			if (payload_for(e, f, pl) &&
+			    sc_payload_shadow(e, mem + SY_SC_PAYLOAD, now, &bps) &&
+			    !memcmp(now, pl, entry_room(e)))
+				continue;	/* nothing to rewrite there */
+			sy_hex(found, sizeof(found), mem + SY_SC_GUARD, 5);
+			sy_report(SWITCHYARD_LOG_ERROR,
+				  (const struct static_key *)(const void *)key,
+				  entry_code(e) + SY_SC_GUARD,
+				  "static call " SY_REPORT_KEY ": cannot update: "
+				  "a debugger breakpoint sits on the guard of "
+				  "site " SY_REPORT_SITE " [%s] and the debugger "
+				  "will put back the TEST that lets threads into "
+				  "the payload the update must rewrite; delete "
+				  "the breakpoint (or set it on the call) and "
+				  "retry; nothing changed", found);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
 static int sc_apply(struct sc_src *s, enum sc_step step, bool sync,
 		    size_t *count)
 {
@@ -450,6 +710,8 @@ static int sc_apply(struct sc_src *s, enum sc_step step, bool sync,
 	r = sync ? sy_poke_apply(&src) : sy_poke_apply_nosync(&src);
 	if (count)
 		*count = s->count;
+	if (step == STEP_GUARD_JMP || step == STEP_GUARD_TEST)
+		refresh_pass(s);
 	return r;
 }
 
@@ -460,12 +722,23 @@ static bool compiled_form(const struct sy_sc_entry *e)
 {
 	uintptr_t code = entry_code(e);
 	const uint8_t *p = (const uint8_t *)code;
+	uint8_t pl[SY_SC_ROOM_MAX];
+	uint16_t bps;
 	uint32_t sig;
 	uintptr_t detour;
 
-	if (memcmp(p, sy_sc_compiled_head, SY_SC_GUARD) ||
-	    p[SY_SC_GUARD] != SY_SC_GUARD_DETOUR ||
-	    !sy_arch_sc_is_compiled_payload(p + SY_SC_PAYLOAD, entry_room(e)))
+	/* A debugger's breakpoint may sit on the arm, the guard or an
+	 * instruction of the payload (gdb plants those set before `run`
+	 * before any constructor runs): the byte under it is the compiled
+	 * one. The arm's first byte is never written; the guard's stays the
+	 * debugger's (the site keeps its detour until the breakpoint goes);
+	 * the payload is written around it (sc_describe()). */
+	if ((p[0] != sy_sc_compiled_head[0] && p[0] != SY_X86_INT3) ||
+	    memcmp(p + 1, sy_sc_compiled_head + 1, SY_SC_GUARD - 1) ||
+	    (p[SY_SC_GUARD] != SY_SC_GUARD_DETOUR &&
+	     p[SY_SC_GUARD] != SY_X86_INT3) ||
+	    !sc_payload_shadow(e, p + SY_SC_PAYLOAD, pl, &bps) ||
+	    !sy_arch_sc_is_compiled_payload(pl, entry_room(e)))
 		return false;
 	detour = sy_arch_sc_detour(code);
 	memcpy(&sig, (const void *)(detour - 4), 4);
@@ -618,6 +891,14 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	size_t flipped = 0;
 	int r;
 
+	/* Stubs first (payload_for() looks for them), then whether a
+	 * debugger's breakpoint forbids the update (nothing changed yet). */
+	if (mode > 0 && tables) {
+		make_stubs(NULL, key, func);
+		r = sc_guard_trapped(key, func);
+		if (r)
+			return r;
+	}
 	/*
 	 * Step 0. Release: pairs with the acquire load of the detour (x86
 	 * loads are acquire) and of sy__static_call_load(): a thread that
@@ -629,7 +910,6 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (mode <= 0 || !tables)
 		return 0;
-	make_stubs(NULL, key, func);
 	memset(&s, 0, sizeof(s));
 	s.key = key;
 	s.target = func;

@@ -110,10 +110,12 @@ SWITCHYARD_API long __static_call_return0(void);
 /*
  * __static_call_update - set key's target (use static_call_update(), which
  * checks the type). Returns 0, or -EDEADLK from a signal handler that
- * interrupted a switchyard call on the same thread, or -EFAULT/-EBUSY (a
- * site's guard holds unexpected bytes, a debugger breakpoint say: reported)
- * or the write path's error when the first step of the update fails: then
- * nothing changed. A failure in a later step is not an error: the update
+ * interrupted a switchyard call on the same thread, or -EFAULT (a site's
+ * guard holds unexpected bytes: reported), or -EBUSY (a debugger's
+ * breakpoint on the guard of a site whose payload the update must rewrite,
+ * planted while the site was patched: reported, naming the call and the
+ * site; delete the breakpoint and retry), or the write path's error when
+ * the first step of the update fails: then nothing changed. A failure in a later step is not an error: the update
  * took effect and the key's sites call the target through their detour
  * (reported).
  * Thread-safe: takes the patch lock (or notices the caller holds it).
