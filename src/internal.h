@@ -151,7 +151,7 @@ SY_HIDDEN void sy_report_flush(void);
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
 			   size_t size);
 SY_HIDDEN void sy_name_site(uintptr_t addr, char *buf, size_t size);
-/* A C++ symbol's readable form (malloc'ed), or NULL. */
+/* A C++ symbol's readable form (malloc'ed), or NULL: sy_names.h. */
 SY_HIDDEN char *sy_demangle(const char *sym);
 
 /* ---- the patch lock and the re-entry guard (lock.c) ---------------------- */

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "sy_dwarf.h"
 #include "sy_elf.h"
+#include "sy_names.h"
 
 /* ---- an object file's symbols and lines, for the duration of one call --- */
 
@@ -161,110 +162,6 @@ static int cmp_name(const void *a, const void *b)
 	const struct key_row *y = *(struct key_row *const *)b;
 
 	return strcmp(x->name, y->name);
-}
-
-/*
- * C++ names come mangled in the symbol table (_ZN2ns2k1E): the C++
- * runtime's demangler makes them "ns::k1". A weak reference: a C program
- * that loads no C++ runtime gets the symbol's own name.
- */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status)
-	__attribute__((weak, visibility("default")));
-
-/*
- * Without a C++ runtime in the process (a C++ program that uses no part of
- * it is linked without it): the forms a key's name takes, demangled here.
- *   _Z [L] <len><id>                          id
- *   _ZN [L] <len><id>... E                    a::b::id
- *   _ZZ <name> <params> E [L] <len><id> [_n]  f()::id, f(...)::id
- * Anything else (templates, substitutions, operators): NULL.
- */
-static bool source_name(const char **p, char *out, size_t size, size_t *o)
-{
-	size_t len = 0;
-
-	if (**p == 'L')
-		(*p)++;	/* internal linkage */
-	if (**p < '1' || **p > '9')
-		return false;
-	while (**p >= '0' && **p <= '9')
-		len = len * 10 + (size_t)(*(*p)++ - '0');
-	if (strnlen(*p, len) < len || *o + len + 3 > size)
-		return false;
-	if (*o) {
-		memcpy(out + *o, "::", 2);
-		*o += 2;
-	}
-	memcpy(out + *o, *p, len);
-	*o += len;
-	out[*o] = 0;
-	*p += len;
-	return true;
-}
-
-static bool plain_name(const char **p, char *out, size_t size, size_t *o)
-{
-	if (**p != 'N')
-		return source_name(p, out, size, o);
-	(*p)++;
-	while (**p && **p != 'E')
-		if (!source_name(p, out, size, o))
-			return false;
-	return *(*p)++ == 'E';
-}
-
-static char *demangle_simple(const char *sym)
-{
-	const char *p = sym + 2;
-	char out[512];
-	size_t o = 0;
-
-	if (*p != 'Z') {
-		if (!plain_name(&p, out, sizeof(out), &o) || *p)
-			return NULL;
-		return strdup(out);
-	}
-	p++;
-	if (!plain_name(&p, out, sizeof(out), &o))
-		return NULL;
-	const char *e = strchr(p, 'E');	/* end of the parameter types */
-
-	if (!e || e == p || o + 8 > sizeof(out))
-		return NULL;
-	strcpy(out + o, e == p + 1 && *p == 'v' ? "()" : "(...)");
-	o += strlen(out + o);
-	p = e + 1;
-	if (!source_name(&p, out, sizeof(out), &o))
-		return NULL;
-	if (*p == '_')	/* discriminator: the n-th such name in f */
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	return *p ? NULL : strdup(out);
-}
-
-char *sy_demangle(const char *sym)
-{
-	char *(*dm)(const char *, char *, size_t *, int *) = __cxa_demangle;
-	char *d;
-	int st = -1;
-
-	if (!sym || strncmp(sym, "_Z", 2))
-		return NULL;
-	/* A runtime loaded after us, by dlopen(). dlsym(RTLD_DEFAULT) makes
-	 * the object that defines the symbol a dependency of ours (it is
-	 * never unloaded then): harmless for the C++ runtime, which glibc
-	 * never unloads anyway (its unique symbols make it NODELETE). */
-	if (!dm)
-		*(void **)&dm = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	if (!dm)
-		return demangle_simple(sym);
-	d = dm(sym, NULL, NULL, &st);
-	if (st) {
-		free(d);
-		return NULL;
-	}
-	return d;
 }
 
 /* The readable name of a symbol, malloc'ed. */
