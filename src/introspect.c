@@ -35,12 +35,14 @@
 struct obj_cache {
 	char *path;
 	uintptr_t bias;
+	uintptr_t anchor;	/* an address in the object: finds its file */
 	struct sy_syms syms;
 	struct sy_lines lines;
 	int syms_err, lines_err;	/* 1: not read yet */
 };
 
-static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias)
+static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias,
+		       uintptr_t anchor)
 {
 	if (!path)
 		return false;
@@ -51,27 +53,56 @@ static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias)
 	sy_lines_free(&c->lines);
 	c->path = strdup(path);
 	c->bias = bias;
+	c->anchor = anchor;
 	c->syms_err = c->lines_err = 1;
 	return c->path != NULL;
 }
 
-static const struct sy_syms *syms_for(struct obj_cache *c, const char *path,
-				      uintptr_t bias)
+/*
+ * Read the symbols or the lines of the object at c->anchor from the file
+ * it was mapped from (sy_obj_open()), not from whatever file is at its
+ * path now: after an upgrade (a new file renamed over the old) the names
+ * at the path are another build's, and naming keys from them made
+ * `set lib_alpha` flip lib_beta.
+ */
+static int load_mapped(struct obj_cache *c, bool lines)
 {
-	if (!obj_switch(c, path, bias))
+	struct sy_obj *o = malloc(sizeof(*o));
+	char fdpath[40];
+	int fd, r;
+
+	if (!o)
+		return -ENOMEM;
+	sy_obj_lookup(c->anchor, o);
+	fd = o->found && o->bias == c->bias ? sy_obj_open(o) : -ENOENT;
+	free(o);
+	if (fd < 0)
+		return fd;
+	/* the loaders take a path: this one reopens the very file */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = lines ? sy_lines_load(fdpath, c->bias, &c->lines)
+		  : sy_syms_load(fdpath, c->bias, &c->syms);
+	close(fd);
+	return r;
+}
+
+static const struct sy_syms *syms_for(struct obj_cache *c, const char *path,
+				      uintptr_t bias, uintptr_t anchor)
+{
+	if (!obj_switch(c, path, bias, anchor))
 		return NULL;
 	if (c->syms_err == 1)
-		c->syms_err = sy_syms_load(path, bias, &c->syms);
+		c->syms_err = load_mapped(c, false);
 	return c->syms_err ? NULL : &c->syms;
 }
 
 static const struct sy_lines *lines_for(struct obj_cache *c, const char *path,
-					uintptr_t bias)
+					uintptr_t bias, uintptr_t anchor)
 {
-	if (!obj_switch(c, path, bias))
+	if (!obj_switch(c, path, bias, anchor))
 		return NULL;
 	if (c->lines_err == 1)
-		c->lines_err = sy_lines_load(path, bias, &c->lines);
+		c->lines_err = load_mapped(c, true);
 	return c->lines_err ? NULL : &c->lines;
 }
 
@@ -176,7 +207,7 @@ static char *readable(const char *sym)
 static char *key_name(struct obj_cache *c, const struct static_key *key,
 		      const char *path, uintptr_t bias)
 {
-	const struct sy_syms *syms = syms_for(c, path, bias);
+	const struct sy_syms *syms = syms_for(c, path, bias, (uintptr_t)key);
 	const struct sy_sym *y = syms ? sy_syms_find(syms, (uintptr_t)key, false) : NULL;
 	char buf[512], *name;
 
@@ -206,7 +237,7 @@ char *sy_symbol_name(uintptr_t addr, bool func)
 	char *path = NULL, *name = NULL;
 
 	if (!sy_object_of(addr, &path, &bias)) {
-		const struct sy_syms *syms = syms_for(&c, path, bias);
+		const struct sy_syms *syms = syms_for(&c, path, bias, addr);
 		const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func)
 					      : NULL;
 
@@ -273,9 +304,9 @@ void sy_name_site(uintptr_t addr, char *buf, size_t size)
 		return;
 	}
 
-	const struct sy_syms *syms = syms_for(&c, path, o.bias);
+	const struct sy_syms *syms = syms_for(&c, path, o.bias, addr);
 	const struct sy_sym *f = syms ? sy_syms_find(syms, addr, true) : NULL;
-	const struct sy_lines *lines = lines_for(&c, path, o.bias);
+	const struct sy_lines *lines = lines_for(&c, path, o.bias, addr);
 	const struct sy_line_row *ln = lines ? sy_lines_find(lines, addr) : NULL;
 
 	if (!f && syms)	/* not in a function: whatever symbol covers it */
@@ -395,21 +426,53 @@ struct walk {
 	bool main_seen;
 };
 
+/* The section's place in info's object, from the section headers of the
+ * file it was mapped from (sy_obj_open()): the file now at its path may be
+ * another build, whose section is elsewhere. */
+static int section_of(const struct dl_phdr_info *info, const char *name,
+		      uint64_t *addr, uint64_t *sz)
+{
+	struct sy_obj *o = calloc(1, sizeof(*o));
+	char fdpath[40];
+	int fd, r;
+
+	if (!o)
+		return -ENOMEM;
+	o->found = true;
+	snprintf(o->name, sizeof(o->name), "%s",
+		 info->dlpi_name ? info->dlpi_name : "");
+	o->bias = info->dlpi_addr;
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
+	for (int i = 0; i < info->dlpi_phnum && !o->nseg; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			o->lo[0] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			o->hi[0] = o->lo[0] + info->dlpi_phdr[i].p_memsz;
+			o->nseg = 1;
+		}
+	fd = sy_obj_open(o);
+	free(o);
+	if (fd < 0)
+		return fd;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = sy_elf_section_load(fdpath, name, addr, sz);
+	close(fd);
+	return r;
+}
+
 static int walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct walk *w = arg;
 	struct sy_rec_obj o = { info };
-	const char *path = info->dlpi_name;
 	uint64_t addr, sz;
 
 	(void)size;
-	if (!path || !path[0]) {
+	if (!info->dlpi_name || !info->dlpi_name[0]) {
 		if (w->main_seen)
 			return 0;
 		w->main_seen = true;
-		path = "/proc/self/exe";
 	}
-	if (sy_elf_section_load(path, w->section, &addr, &sz) || !sz ||
+	if (section_of(info, w->section, &addr, &sz) || !sz ||
 	    sz % w->rsize || readable_at(info, info->dlpi_addr + addr) < sz)
 		return 0;
 	for (uint64_t off = 0; off < sz; off += w->rsize)
@@ -620,16 +683,7 @@ static int snapshot_sites(struct site_snap *s)
  * program), or NULL. */
 static char *obj_path(const struct sy_obj *o)
 {
-	char buf[4096];
-	ssize_t n;
-
-	if (o->name[0])
-		return strdup(o->name);
-	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	return strdup(buf);
+	return o->name[0] ? strdup(o->name) : sy_exe_path();
 }
 
 /* Step 2, without the lock: fill s->info and the strings it points to. */
@@ -653,9 +707,9 @@ static int describe_sites(struct site_snap *s, struct obj_cache *cache)
 			path = o.found ? obj_path(&o) : NULL;
 		}
 
-		const struct sy_syms *syms = syms_for(cp, path, o.bias);
+		const struct sy_syms *syms = syms_for(cp, path, o.bias, row->code);
 		const struct sy_sym *f = syms ? sy_syms_find(syms, row->code, true) : NULL;
-		const struct sy_lines *lines = lines_for(cp, path, o.bias);
+		const struct sy_lines *lines = lines_for(cp, path, o.bias, row->code);
 		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
 
 		s->strs[3 * i] = path ? strdup(path) : NULL;
