@@ -308,8 +308,15 @@ SY_HIDDEN void sy_records_walk(const char *section, size_t rsize,
 SY_HIDDEN char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p,
 			      size_t max);
 /* The readable name of the symbol that contains addr (func: a function,
- * else an object), malloc'ed, with "+0x.." past its start; NULL if none. */
-SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func);
+ * else an object), malloc'ed, with "+0x.." past its start; NULL if none.
+ * recs (NULL: none): the name records, for an object no symbol names. */
+struct sy_namerecs;
+SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func,
+			       const struct sy_namerecs *recs);
+/* The name records (SY__NAME_RECORD(), section sy_names) of every loaded
+ * object, read as the key descriptions are; NULL when out of memory. */
+SY_HIDDEN struct sy_namerecs *sy_namerecs_load(void);
+SY_HIDDEN void sy_namerecs_free(struct sy_namerecs *r);
 /* switchyard_for_each_site() with an object cache kept across calls
  * (NULL: none), for a caller that lists many keys' sites. */
 struct sy_site_cache;

@@ -203,12 +203,88 @@ static char *readable(const char *sym)
 	return d ? d : strdup(sym);
 }
 
+/* ---- name records (stripped files) --------------------------------------- */
+
+/*
+ * The {&object, "name", size} records of SY__NAME_RECORD() (core.h), as
+ * symbols: a stripped file has no .symtab, and its keys and calls would
+ * have no names. Read in memory, like the key descriptions; every name
+ * copied with a bound.
+ */
+struct sy_namerecs {
+	struct sy_syms s;	/* v sorted by address; names: each its own */
+	size_t cap;
+};
+
+#define REC_NAME_MAX 256
+
+static void name_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
+{
+	const struct sy__name *r = rec;
+	struct sy_namerecs *nr = arg;
+	char *name;
+
+	if (!r->obj || !r->size || r->size > (1u << 20) ||
+	    !(name = sy_rec_strdup(o, r->name, REC_NAME_MAX)))
+		return;
+	if (!sy_grow(&nr->s.v, &nr->cap, nr->s.n, sizeof(*nr->s.v))) {
+		free(name);
+		return;
+	}
+	nr->s.v[nr->s.n++] = (struct sy_sym){ (uintptr_t)r->obj, r->size, name,
+					      false };
+}
+
+static int cmp_sym_addr(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct sy_sym *)a)->addr;
+	uintptr_t y = ((const struct sy_sym *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+struct sy_namerecs *sy_namerecs_load(void)
+{
+	struct sy_namerecs *nr = calloc(1, sizeof(*nr));
+
+	if (!nr)
+		return NULL;
+	sy_records_walk("sy_names", sizeof(struct sy__name), name_rec, nr);
+	if (nr->s.n)
+		qsort(nr->s.v, nr->s.n, sizeof(*nr->s.v), cmp_sym_addr);
+	return nr;
+}
+
+void sy_namerecs_free(struct sy_namerecs *nr)
+{
+	if (!nr)
+		return;
+	for (size_t i = 0; i < nr->s.n; i++)
+		free((char *)nr->s.v[i].name);
+	free(nr->s.v);
+	free(nr);
+}
+
+/* The symbol of addr, else its name record (which has no "+0x.." form:
+ * the record covers the whole object) */
+static const struct sy_sym *find_name(const struct sy_syms *syms,
+				      const struct sy_namerecs *recs,
+				      uintptr_t addr, bool func)
+{
+	const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func) : NULL;
+
+	if (!y && recs && !func)
+		y = sy_syms_find(&recs->s, addr, false);
+	return y;
+}
+
 /* "name", "name[3]", "name+0x20" or "key@0x..." */
 static char *key_name(struct obj_cache *c, const struct static_key *key,
-		      const char *path, uintptr_t bias)
+		      const char *path, uintptr_t bias,
+		      const struct sy_namerecs *recs)
 {
 	const struct sy_syms *syms = syms_for(c, path, bias, (uintptr_t)key);
-	const struct sy_sym *y = syms ? sy_syms_find(syms, (uintptr_t)key, false) : NULL;
+	const struct sy_sym *y = find_name(syms, recs, (uintptr_t)key, false);
 	char buf[512], *name;
 
 	if (!y) {
@@ -230,7 +306,7 @@ static char *key_name(struct obj_cache *c, const struct static_key *key,
 	return strdup(buf);
 }
 
-char *sy_symbol_name(uintptr_t addr, bool func)
+char *sy_symbol_name(uintptr_t addr, bool func, const struct sy_namerecs *recs)
 {
 	struct obj_cache c = { 0 };
 	uintptr_t bias = 0;
@@ -238,8 +314,7 @@ char *sy_symbol_name(uintptr_t addr, bool func)
 
 	if (!sy_object_of(addr, &path, &bias)) {
 		const struct sy_syms *syms = syms_for(&c, path, bias, addr);
-		const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func)
-					      : NULL;
+		const struct sy_sym *y = find_name(syms, recs, addr, func);
 
 		name = y ? readable(y->name) : NULL;
 		if (name && addr != y->addr) {
@@ -273,8 +348,11 @@ void sy_name_key(const struct static_key *key, char *buf, size_t size)
 	uintptr_t bias = 0;
 	char *path = NULL, *name;
 
+	struct sy_namerecs *recs = sy_namerecs_load();
+
 	sy_object_of((uintptr_t)key, &path, &bias);
-	name = path ? key_name(&c, key, path, bias) : NULL;
+	name = path ? key_name(&c, key, path, bias, recs) : NULL;
+	sy_namerecs_free(recs);
 	if (name && !strncmp(name, "__SCK__", 7))	/* a static call's key */
 		memmove(name, name + 7, strlen(name + 7) + 1);
 	if (!name)
@@ -541,15 +619,18 @@ static void describe_keys(struct key_snap *s)
 static int name_keys(struct key_snap *s)
 {
 	struct obj_cache c = { 0 };
+	struct sy_namerecs *recs = sy_namerecs_load();
 
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t bias;
 		Dl_info dl;
 
 		sy_object_of((uintptr_t)s->v[i].key, &s->v[i].object, &bias);
-		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias);
+		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias,
+					recs);
 		if (!s->v[i].name) {
 			obj_cache_free(&c);
+			sy_namerecs_free(recs);
 			return -ENOMEM;
 		}
 		/*
@@ -568,6 +649,7 @@ static int name_keys(struct key_snap *s)
 		}
 	}
 	obj_cache_free(&c);
+	sy_namerecs_free(recs);
 
 	/* two keys with one name: qualify both by their object's file name */
 	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));

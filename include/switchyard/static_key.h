@@ -121,13 +121,15 @@ struct static_key_false {
 #define STATIC_KEY_FALSE_INIT { STATIC_KEY_INIT_FALSE }
 
 #define DEFINE_STATIC_KEY_TRUE(name) \
-	struct static_key_true name = STATIC_KEY_TRUE_INIT
+	struct static_key_true name = STATIC_KEY_TRUE_INIT; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_TRUE_RO(name) \
 	DEFINE_STATIC_KEY_TRUE(name)
 #define DECLARE_STATIC_KEY_TRUE(name) \
 	extern struct static_key_true name
 #define DEFINE_STATIC_KEY_FALSE(name) \
-	struct static_key_false name = STATIC_KEY_FALSE_INIT
+	struct static_key_false name = STATIC_KEY_FALSE_INIT; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_FALSE_RO(name) \
 	DEFINE_STATIC_KEY_FALSE(name)
 #define DECLARE_STATIC_KEY_FALSE(name) \
@@ -135,15 +137,19 @@ struct static_key_false {
 
 #ifdef __cplusplus
 #define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
-	struct static_key_true name[count] = {}
+	struct static_key_true name[count] = {}; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
-	struct static_key_false name[count] = {}
+	struct static_key_false name[count] = {}; \
+	SY__NAME_RECORD(name)
 #else
 #define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
 	struct static_key_true name[count] = { \
-		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }
+		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
-	struct static_key_false name[count] = { STATIC_KEY_FALSE_INIT }
+	struct static_key_false name[count] = { STATIC_KEY_FALSE_INIT }; \
+	SY__NAME_RECORD(name)
 #endif
 
 /*
@@ -495,9 +501,11 @@ struct static_key_false_deferred {
 };
 
 #define DEFINE_STATIC_KEY_DEFERRED_TRUE(name, rl) \
-	struct static_key_true_deferred name = { STATIC_KEY_TRUE_INIT, (rl), { 0, 0, 0, 0 } }
+	struct static_key_true_deferred name = { STATIC_KEY_TRUE_INIT, (rl), { 0, 0, 0, 0 } }; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_DEFERRED_FALSE(name, rl) \
-	struct static_key_false_deferred name = { STATIC_KEY_FALSE_INIT, (rl), { 0, 0, 0, 0 } }
+	struct static_key_false_deferred name = { STATIC_KEY_FALSE_INIT, (rl), { 0, 0, 0, 0 } }; \
+	SY__NAME_RECORD(name)
 
 /*
  * __static_key_slow_dec_deferred - decrement now if the count is above 1,
