@@ -191,11 +191,12 @@ longexe)
 	rm -f "$tmp/in" "$tmp/out" "$tmp/err" && mkfifo "$tmp/in"
 	python3 -c '
 import os, shutil, sys
+src = os.path.abspath(sys.argv[2])
 os.chdir(sys.argv[1])
 for i in range(20):
     os.mkdir("d" * 220)
     os.chdir("d" * 220)
-shutil.copy(sys.argv[2], "names_target")
+shutil.copy(src, "names_target")
 os.environ["SWITCHYARD_CONTROL"] = "1"
 os.execv("./names_target", ["./names_target"])' "$tmp" "$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 	exec 3>"$tmp/in"
@@ -206,8 +207,9 @@ os.execv("./names_target", ["./names_target"])' "$tmp" "$target" <"$tmp/in" >"$t
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { no "not ready: $(cat "$tmp/err")"; exit 1; }
-	[ "$(readlink "/proc/$pid/cwd" | wc -c)" -le 1 ] ||
-		echo "note: the kernel gave the long path: $(readlink "/proc/$pid/exe" | wc -c) bytes"
+	# the kernel does not give such a path (ENAMETOOLONG): the case tested
+	readlink "/proc/$pid/exe" >/dev/null 2>&1 &&
+		echo "note: this kernel gives the long path: the case is not tested"
 	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
 	grep -q "^net_trace  enabled=false" "$tmp/pid.txt" ||
 		no "the keys of a program at a long path: $(grep -v '^ ' "$tmp/pid.txt")"
