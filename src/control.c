@@ -293,12 +293,15 @@ struct set_req {
 	const char *glob;
 	int op;
 	struct key_list l;
+	size_t unnamed;	/* keys listed as key@0x...: no name to match */
 };
 
 static int set_collect(const struct switchyard_key_info *k, void *arg)
 {
 	struct set_req *q = arg;
 
+	if (!strncmp(k->name, "key@", 4))
+		q->unnamed++;
 	if (fnmatch(q->glob, k->name, 0))
 		return 0;
 	return key_list_add(&q->l, k, q->op) ? 0 : 1;
@@ -345,7 +348,7 @@ static void unpin(void *h)
 
 static void set_keys(const char *glob, int op, struct out *o)
 {
-	struct set_req q = { glob, op, { 0 } };
+	struct set_req q = { glob, op, { 0 }, 0 };
 	struct key_list *l = &q.l;
 	int *res = NULL, *cnt = NULL, r = 0;
 	struct static_key **live = NULL;
@@ -384,8 +387,15 @@ static void set_keys(const char *glob, int op, struct out *o)
 				   r == -ENOMEM))) {
 		o->failed = true;
 	} else if (!l->n) {
+		/* a name is refused rather than guessed (introspect.c): say
+		 * that some keys could not be named, and where to read why */
 		put(o, "{\"error\": ");
-		put_strf(o, "no key matches %s", glob);
+		if (q.unnamed)
+			put_strf(o, "no key matches %s (%zu key%s no name: "
+				 "see the process's log)", glob, q.unnamed,
+				 q.unnamed == 1 ? " has" : "s have");
+		else
+			put_strf(o, "no key matches %s", glob);
 		put(o, "}\n");
 	} else {
 		put(o, "{\"changed\": [");

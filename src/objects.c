@@ -473,10 +473,10 @@ int sy_obj_open(const struct sy_obj *o)
 		fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 		return fd < 0 ? -errno : fd;
 	}
+	/* without /proc/self/maps (a chroot without /proc) only the build
+	 * ID can tell */
 	r = maps_entry(o->lo[0], &lo, &hi, &maj, &min, &ino);
-	if (r)
-		return r;
-	if (!ino)
+	if (!r && !ino)
 		return -ENOENT;	/* not from a file: the vDSO */
 	fd = open(o->name, O_RDONLY | O_CLOEXEC);
 	/*
@@ -485,7 +485,7 @@ int sy_obj_open(const struct sy_obj *o)
 	 * file that did not change: btrfs subvolumes and overlayfs report
 	 * another st_dev to stat() than the mapping's in /proc/self/maps.
 	 */
-	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == ino)
+	if (fd >= 0 && !r && !fstat(fd, &st) && st.st_ino == ino)
 		return fd;
 	/* the same link (an overlayfs with xino, a copy): the same build ID */
 	if (fd >= 0) {
@@ -497,19 +497,25 @@ int sy_obj_open(const struct sy_obj *o)
 			return fd;
 		close(fd);
 	}
-	snprintf(mf, sizeof(mf), "/proc/self/map_files/%lx-%lx",
-		 (unsigned long)lo, (unsigned long)hi);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
+	if (r) {
+		snprintf(mf, sizeof(mf), "/proc/self/maps");
+		errno = -r;
+	} else {
+		snprintf(mf, sizeof(mf), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)lo, (unsigned long)hi);
+		fd = open(mf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
 	pthread_mutex_lock(&warn_lock);
 	if (strcmp(warned, o->name)) {
 		memcpy(warned, o->name, sizeof(warned));
-		sy_log(SWITCHYARD_LOG_WARN, "%s: the file at this path is not the "
-		       "one the process mapped (replaced since it was loaded), "
-		       "and %s cannot be opened (%s): the names of its keys and "
-		       "calls are not read from it; restart the process to "
-		       "name them", o->name, mf, strerror(errno));
+		sy_log(SWITCHYARD_LOG_WARN, "%s: the file at this path is not "
+		       "known to be the one the process mapped (replaced since "
+		       "it was loaded?), and %s cannot be opened (%s): the "
+		       "names of its keys and calls are not read from it; "
+		       "restart the process to name them", o->name, mf,
+		       strerror(errno));
 	}
 	pthread_mutex_unlock(&warn_lock);
 	return -ESTALE;

@@ -177,9 +177,11 @@ except OSError:
 		1:0:*"nm_alpha=1 nm_beta=0") ;;
 		1:*) no "named=$named: set nm_alpha: rc $rc, $s: $(cat "$tmp/set")";;
 		0:0:*) no "named=$named: set nm_alpha succeeded without the mapped file: $s";;
-		0:*)	grep -q "libnames_lib.so: the file at this path is not the one the process mapped" "$tmp/err" ||
+		0:*)	grep -q "libnames_lib.so: the file at this path is not known to be the one the process mapped" "$tmp/err" ||
 				no "named=$named: no warning: $(cat "$tmp/err")"
-			grep -q "^key@0x" "$tmp/after" || no "named=$named: the library's keys: $(grep -v '^ ' "$tmp/after")";;
+			grep -q "^key@0x" "$tmp/after" || no "named=$named: the library's keys: $(grep -v '^ ' "$tmp/after")"
+			grep -q "no key matches nm_alpha (2 keys have no name: see the process's log)" "$tmp/set" ||
+				no "named=$named: the refusal: $(cat "$tmp/set")";;
 		esac
 		stop
 	done
