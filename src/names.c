@@ -333,7 +333,7 @@ static char *nested(struct dm *d, char **cv, bool *tmpl)
 	free(cls);
 	d->ctor = ctor;
 	if (!cur)
-		return fail(d, NULL, cls);
+		return fail(d, NULL, NULL);
 	return cur;
 }
 
