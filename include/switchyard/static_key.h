@@ -117,6 +117,15 @@ struct static_key_false {
 		;
 };
 
+/*
+ * DEFINE_STATIC_KEY_*() define the key and, as a second declaration, its
+ * name record (core.h SY__NAME_RECORD(): the name a stripped file keeps).
+ * A prefix (static, an attribute before it) applies to the key. In C++, a
+ * static data member of a class template cannot take a second declaration
+ * after its template head: define it without the macro, e.g.
+ *	template <class T> struct static_key_false A<T>::k = STATIC_KEY_FALSE_INIT;
+ * (it is then named by its symbol only, not in a stripped file).
+ */
 #define STATIC_KEY_TRUE_INIT { STATIC_KEY_INIT_TRUE }
 #define STATIC_KEY_FALSE_INIT { STATIC_KEY_INIT_FALSE }
 
