@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sy_names.h"
 
 #define CTL_CLIENTS 16
 #define CTL_LINE 1024
@@ -145,20 +146,21 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
+/* s as a JSON string: valid UTF-8 as it is, control characters and bytes
+ * that are not UTF-8 as \u00XX (sy_json_escape(), as the tool's list FILE) */
 static void put_str(struct out *o, const char *s)
 {
-	put(o, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char small[256], *big = NULL;
+	size_t need = sy_json_escape(s, small, sizeof(small));
 
-		if (c == '"' || c == '\\')
-			put(o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			put(o, "\\u%04x", c);
-		else
-			put(o, "%c", c);
+	if (need > sizeof(small) && !(big = malloc(need))) {
+		o->failed = true;
+		return;
 	}
-	put(o, "\"");
+	if (big)
+		sy_json_escape(s, big, need);
+	put(o, "\"%s\"", big ? big : small);
+	free(big);
 }
 
 /* A JSON string of formatted text (a message naming what the client sent:
@@ -291,12 +293,15 @@ struct set_req {
 	const char *glob;
 	int op;
 	struct key_list l;
+	size_t unnamed;	/* keys listed as key@0x...: no name to match */
 };
 
 static int set_collect(const struct switchyard_key_info *k, void *arg)
 {
 	struct set_req *q = arg;
 
+	if (!strncmp(k->name, "key@", 4))
+		q->unnamed++;
 	if (fnmatch(q->glob, k->name, 0))
 		return 0;
 	return key_list_add(&q->l, k, q->op) ? 0 : 1;
@@ -343,7 +348,7 @@ static void unpin(void *h)
 
 static void set_keys(const char *glob, int op, struct out *o)
 {
-	struct set_req q = { glob, op, { 0 } };
+	struct set_req q = { glob, op, { 0 }, 0 };
 	struct key_list *l = &q.l;
 	int *res = NULL, *cnt = NULL, r = 0;
 	struct static_key **live = NULL;
@@ -382,8 +387,15 @@ static void set_keys(const char *glob, int op, struct out *o)
 				   r == -ENOMEM))) {
 		o->failed = true;
 	} else if (!l->n) {
+		/* a name is refused rather than guessed (introspect.c): say
+		 * that some keys could not be named, and where to read why */
 		put(o, "{\"error\": ");
-		put_strf(o, "no key matches %s", glob);
+		if (q.unnamed)
+			put_strf(o, "no key matches %s (%zu key%s no name: "
+				 "see the process's log)", glob, q.unnamed,
+				 q.unnamed == 1 ? " has" : "s have");
+		else
+			put_strf(o, "no key matches %s", glob);
 		put(o, "}\n");
 	} else {
 		put(o, "{\"changed\": [");
@@ -495,11 +507,42 @@ static void call_targets(const char *glob, const char *target, struct out *o)
 	}
 }
 
+/*
+ * The next word of a request, into w (size bytes): words are separated by
+ * one space; a backslash escapes the next character (a C++ name holds
+ * spaces: "(anonymous namespace)::k", "f(int, char)::k"). A glob keeps its
+ * backslashes, which fnmatch() reads the same way; other words lose them.
+ * Returns where the next word starts ("" at the end), or NULL when the
+ * word is empty or too long.
+ */
+static const char *word(const char *s, char *w, size_t size, bool glob)
+{
+	size_t n = 0;
+
+	for (; *s && *s != ' '; s++) {
+		if (*s == '\\' && s[1]) {
+			if (glob) {
+				if (n + 1 >= size)
+					return NULL;
+				w[n++] = '\\';
+			}
+			s++;
+		}
+		if (n + 1 >= size)
+			return NULL;
+		w[n++] = *s;
+	}
+	w[n] = 0;
+	if (!n)
+		return NULL;
+	return *s ? s + 1 : s;
+}
+
 static void handle(const char *line, struct out *o)
 {
 	static const char *const ops[] = { "off", "on", "inc", "dec" };
 	char glob[CTL_LINE + 1], op[8], target[CTL_LINE + 1];
-	int n = 0;
+	const char *p;
 
 	if (!strcmp(line, "list")) {
 		struct switchyard_stats st;
@@ -519,13 +562,15 @@ static void handle(const char *line, struct out *o)
 		put(o, "]}\n");
 		return;
 	}
-	if (sscanf(line, "call %1024s %1024s%n", glob, target, &n) == 2 &&
-	    !line[n]) {
+	if (!strncmp(line, "call ", 5) &&
+	    (p = word(line + 5, glob, sizeof(glob), true)) &&
+	    (p = word(p, target, sizeof(target), false)) && !*p) {
 		call_targets(glob, target, o);
 		return;
 	}
-	if (sscanf(line, "set %1024s %7s%n", glob, op, &n) == 2 &&
-	    !line[n]) {
+	if (!strncmp(line, "set ", 4) &&
+	    (p = word(line + 4, glob, sizeof(glob), true)) &&
+	    (p = word(p, op, sizeof(op), false)) && !*p) {
 		int which = -1;
 
 		for (int i = 0; i < 4; i++)

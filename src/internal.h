@@ -151,7 +151,7 @@ SY_HIDDEN void sy_report_flush(void);
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
 			   size_t size);
 SY_HIDDEN void sy_name_site(uintptr_t addr, char *buf, size_t size);
-/* A C++ symbol's readable form (malloc'ed), or NULL. */
+/* A C++ symbol's readable form (malloc'ed), or NULL: sy_names.h. */
 SY_HIDDEN char *sy_demangle(const char *sym);
 
 /* ---- the patch lock and the re-entry guard (lock.c) ---------------------- */
@@ -316,8 +316,15 @@ SY_HIDDEN void sy_records_walk(const char *section, size_t rsize,
 SY_HIDDEN char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p,
 			      size_t max);
 /* The readable name of the symbol that contains addr (func: a function,
- * else an object), malloc'ed, with "+0x.." past its start; NULL if none. */
-SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func);
+ * else an object), malloc'ed, with "+0x.." past its start; NULL if none.
+ * recs (NULL: none): the name records, for an object no symbol names. */
+struct sy_namerecs;
+SY_HIDDEN char *sy_symbol_name(uintptr_t addr, bool func,
+			       const struct sy_namerecs *recs);
+/* The name records (SY__NAME_RECORD(), section sy_names) of every loaded
+ * object, read as the key descriptions are; NULL when out of memory. */
+SY_HIDDEN struct sy_namerecs *sy_namerecs_load(void);
+SY_HIDDEN void sy_namerecs_free(struct sy_namerecs *r);
 /* switchyard_for_each_site() with an object cache kept across calls
  * (NULL: none), for a caller that lists many keys' sites. */
 struct sy_site_cache;
@@ -338,6 +345,9 @@ SY_HIDDEN void sy_sc_visit(sy_sc_site_visit fn, void *arg);
 SY_HIDDEN char *sy_definer_of(const char *name);
 /* The file (malloc'ed) and load bias of the object mapping addr. */
 SY_HIDDEN int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias);
+/* The program's path, malloc'ed, of any length ("/proc/self/exe" when the
+ * kernel cannot say it), or NULL when out of memory. */
+SY_HIDDEN char *sy_exe_path(void);
 
 /* ---- objects ------------------------------------------------------------ */
 /* The loadable segments of one object, looked up with the linker's lock
@@ -355,6 +365,9 @@ struct sy_obj {
 	uintptr_t lo[SY_OBJ_MAX_SEGS], hi[SY_OBJ_MAX_SEGS];
 	/* where each segment's bytes are in the file, how many */
 	uint64_t off[SY_OBJ_MAX_SEGS], filesz[SY_OBJ_MAX_SEGS];
+	/* its program headers, in its memory (dlpi_phdr) */
+	const void *phdr;
+	int phnum;
 };
 /* Fill *o for the object that maps addr (dl_iterate_phdr: never with the
  * patch lock held). */
@@ -365,6 +378,18 @@ SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
  * dynamic linker call: allowed with the patch lock held. */
 SY_HIDDEN int sy_obj_file_read(const struct sy_obj *o, uintptr_t addr,
 			       void *buf, size_t len);
+/*
+ * An fd open on the file object o was mapped from (its names are read from
+ * it), not on whatever file is at its path now: /proc/self/exe for the
+ * program; for a library, the file at its path if it is the mapped one
+ * (the same inode as /proc/self/maps gives for o's first segment, or the
+ * same build ID), else its /proc/self/map_files/ entry (which the kernel
+ * opens only for CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN). -ESTALE when the
+ * mapped file cannot be had (replaced on disk since o was loaded), after
+ * logging it once per object; other negative errnos. O_CLOEXEC; the
+ * caller closes it. Thread-safe; not async-signal-safe.
+ */
+SY_HIDDEN int sy_obj_open(const struct sy_obj *o);
 /* Report a key whose instance differs from the program's (objects.c). */
 SY_HIDDEN void sy_check_split_key(const void *key, bool call);
 

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "sy_dwarf.h"
 #include "sy_elf.h"
+#include "sy_names.h"
 
 /* ---- an object file's symbols and lines, for the duration of one call --- */
 
@@ -34,12 +35,14 @@
 struct obj_cache {
 	char *path;
 	uintptr_t bias;
+	uintptr_t anchor;	/* an address in the object: finds its file */
 	struct sy_syms syms;
 	struct sy_lines lines;
 	int syms_err, lines_err;	/* 1: not read yet */
 };
 
-static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias)
+static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias,
+		       uintptr_t anchor)
 {
 	if (!path)
 		return false;
@@ -50,27 +53,56 @@ static bool obj_switch(struct obj_cache *c, const char *path, uintptr_t bias)
 	sy_lines_free(&c->lines);
 	c->path = strdup(path);
 	c->bias = bias;
+	c->anchor = anchor;
 	c->syms_err = c->lines_err = 1;
 	return c->path != NULL;
 }
 
-static const struct sy_syms *syms_for(struct obj_cache *c, const char *path,
-				      uintptr_t bias)
+/*
+ * Read the symbols or the lines of the object at c->anchor from the file
+ * it was mapped from (sy_obj_open()), not from whatever file is at its
+ * path now: after an upgrade (a new file renamed over the old) the names
+ * at the path are another build's, and naming keys from them made
+ * `set lib_alpha` flip lib_beta.
+ */
+static int load_mapped(struct obj_cache *c, bool lines)
 {
-	if (!obj_switch(c, path, bias))
+	struct sy_obj *o = malloc(sizeof(*o));
+	char fdpath[40];
+	int fd, r;
+
+	if (!o)
+		return -ENOMEM;
+	sy_obj_lookup(c->anchor, o);
+	fd = o->found && o->bias == c->bias ? sy_obj_open(o) : -ENOENT;
+	free(o);
+	if (fd < 0)
+		return fd;
+	/* the loaders take a path: this one reopens the very file */
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = lines ? sy_lines_load(fdpath, c->bias, &c->lines)
+		  : sy_syms_load(fdpath, c->bias, &c->syms);
+	close(fd);
+	return r;
+}
+
+static const struct sy_syms *syms_for(struct obj_cache *c, const char *path,
+				      uintptr_t bias, uintptr_t anchor)
+{
+	if (!obj_switch(c, path, bias, anchor))
 		return NULL;
 	if (c->syms_err == 1)
-		c->syms_err = sy_syms_load(path, bias, &c->syms);
+		c->syms_err = load_mapped(c, false);
 	return c->syms_err ? NULL : &c->syms;
 }
 
 static const struct sy_lines *lines_for(struct obj_cache *c, const char *path,
-					uintptr_t bias)
+					uintptr_t bias, uintptr_t anchor)
 {
-	if (!obj_switch(c, path, bias))
+	if (!obj_switch(c, path, bias, anchor))
 		return NULL;
 	if (c->lines_err == 1)
-		c->lines_err = sy_lines_load(path, bias, &c->lines);
+		c->lines_err = load_mapped(c, true);
 	return c->lines_err ? NULL : &c->lines;
 }
 
@@ -163,110 +195,6 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/*
- * C++ names come mangled in the symbol table (_ZN2ns2k1E): the C++
- * runtime's demangler makes them "ns::k1". A weak reference: a C program
- * that loads no C++ runtime gets the symbol's own name.
- */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status)
-	__attribute__((weak, visibility("default")));
-
-/*
- * Without a C++ runtime in the process (a C++ program that uses no part of
- * it is linked without it): the forms a key's name takes, demangled here.
- *   _Z [L] <len><id>                          id
- *   _ZN [L] <len><id>... E                    a::b::id
- *   _ZZ <name> <params> E [L] <len><id> [_n]  f()::id, f(...)::id
- * Anything else (templates, substitutions, operators): NULL.
- */
-static bool source_name(const char **p, char *out, size_t size, size_t *o)
-{
-	size_t len = 0;
-
-	if (**p == 'L')
-		(*p)++;	/* internal linkage */
-	if (**p < '1' || **p > '9')
-		return false;
-	while (**p >= '0' && **p <= '9')
-		len = len * 10 + (size_t)(*(*p)++ - '0');
-	if (strnlen(*p, len) < len || *o + len + 3 > size)
-		return false;
-	if (*o) {
-		memcpy(out + *o, "::", 2);
-		*o += 2;
-	}
-	memcpy(out + *o, *p, len);
-	*o += len;
-	out[*o] = 0;
-	*p += len;
-	return true;
-}
-
-static bool plain_name(const char **p, char *out, size_t size, size_t *o)
-{
-	if (**p != 'N')
-		return source_name(p, out, size, o);
-	(*p)++;
-	while (**p && **p != 'E')
-		if (!source_name(p, out, size, o))
-			return false;
-	return *(*p)++ == 'E';
-}
-
-static char *demangle_simple(const char *sym)
-{
-	const char *p = sym + 2;
-	char out[512];
-	size_t o = 0;
-
-	if (*p != 'Z') {
-		if (!plain_name(&p, out, sizeof(out), &o) || *p)
-			return NULL;
-		return strdup(out);
-	}
-	p++;
-	if (!plain_name(&p, out, sizeof(out), &o))
-		return NULL;
-	const char *e = strchr(p, 'E');	/* end of the parameter types */
-
-	if (!e || e == p || o + 8 > sizeof(out))
-		return NULL;
-	strcpy(out + o, e == p + 1 && *p == 'v' ? "()" : "(...)");
-	o += strlen(out + o);
-	p = e + 1;
-	if (!source_name(&p, out, sizeof(out), &o))
-		return NULL;
-	if (*p == '_')	/* discriminator: the n-th such name in f */
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	return *p ? NULL : strdup(out);
-}
-
-char *sy_demangle(const char *sym)
-{
-	char *(*dm)(const char *, char *, size_t *, int *) = __cxa_demangle;
-	char *d;
-	int st = -1;
-
-	if (!sym || strncmp(sym, "_Z", 2))
-		return NULL;
-	/* A runtime loaded after us, by dlopen(). dlsym(RTLD_DEFAULT) makes
-	 * the object that defines the symbol a dependency of ours (it is
-	 * never unloaded then): harmless for the C++ runtime, which glibc
-	 * never unloads anyway (its unique symbols make it NODELETE). */
-	if (!dm)
-		*(void **)&dm = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	if (!dm)
-		return demangle_simple(sym);
-	d = dm(sym, NULL, NULL, &st);
-	if (st) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
 /* The readable name of a symbol, malloc'ed. */
 static char *readable(const char *sym)
 {
@@ -275,12 +203,88 @@ static char *readable(const char *sym)
 	return d ? d : strdup(sym);
 }
 
+/* ---- name records (stripped files) --------------------------------------- */
+
+/*
+ * The {&object, "name", size} records of SY__NAME_RECORD() (core.h), as
+ * symbols: a stripped file has no .symtab, and its keys and calls would
+ * have no names. Read in memory, like the key descriptions; every name
+ * copied with a bound.
+ */
+struct sy_namerecs {
+	struct sy_syms s;	/* v sorted by address; names: each its own */
+	size_t cap;
+};
+
+#define REC_NAME_MAX 256
+
+static void name_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
+{
+	const struct sy__name *r = rec;
+	struct sy_namerecs *nr = arg;
+	char *name;
+
+	if (!r->obj || !r->size || r->size > (1u << 20) ||
+	    !(name = sy_rec_strdup(o, r->name, REC_NAME_MAX)))
+		return;
+	if (!sy_grow(&nr->s.v, &nr->cap, nr->s.n, sizeof(*nr->s.v))) {
+		free(name);
+		return;
+	}
+	nr->s.v[nr->s.n++] = (struct sy_sym){ (uintptr_t)r->obj, r->size, name,
+					      false };
+}
+
+static int cmp_sym_addr(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct sy_sym *)a)->addr;
+	uintptr_t y = ((const struct sy_sym *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+struct sy_namerecs *sy_namerecs_load(void)
+{
+	struct sy_namerecs *nr = calloc(1, sizeof(*nr));
+
+	if (!nr)
+		return NULL;
+	sy_records_walk("sy_names", sizeof(struct sy__name), name_rec, nr);
+	if (nr->s.n)
+		qsort(nr->s.v, nr->s.n, sizeof(*nr->s.v), cmp_sym_addr);
+	return nr;
+}
+
+void sy_namerecs_free(struct sy_namerecs *nr)
+{
+	if (!nr)
+		return;
+	for (size_t i = 0; i < nr->s.n; i++)
+		free((char *)nr->s.v[i].name);
+	free(nr->s.v);
+	free(nr);
+}
+
+/* The symbol of addr, else its name record (which has no "+0x.." form:
+ * the record covers the whole object) */
+static const struct sy_sym *find_name(const struct sy_syms *syms,
+				      const struct sy_namerecs *recs,
+				      uintptr_t addr, bool func)
+{
+	const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func) : NULL;
+
+	if (!y && recs && !func)
+		y = sy_syms_find(&recs->s, addr, false);
+	return y;
+}
+
 /* "name", "name[3]", "name+0x20" or "key@0x..." */
 static char *key_name(struct obj_cache *c, const struct static_key *key,
-		      const char *path, uintptr_t bias)
+		      const char *path, uintptr_t bias,
+		      const struct sy_namerecs *recs)
 {
-	const struct sy_syms *syms = syms_for(c, path, bias);
-	const struct sy_sym *y = syms ? sy_syms_find(syms, (uintptr_t)key, false) : NULL;
+	const struct sy_syms *syms = syms_for(c, path, bias, (uintptr_t)key);
+	const struct sy_sym *y = find_name(syms, recs, (uintptr_t)key, false);
 	char buf[512], *name;
 
 	if (!y) {
@@ -302,16 +306,15 @@ static char *key_name(struct obj_cache *c, const struct static_key *key,
 	return strdup(buf);
 }
 
-char *sy_symbol_name(uintptr_t addr, bool func)
+char *sy_symbol_name(uintptr_t addr, bool func, const struct sy_namerecs *recs)
 {
 	struct obj_cache c = { 0 };
 	uintptr_t bias = 0;
 	char *path = NULL, *name = NULL;
 
 	if (!sy_object_of(addr, &path, &bias)) {
-		const struct sy_syms *syms = syms_for(&c, path, bias);
-		const struct sy_sym *y = syms ? sy_syms_find(syms, addr, func)
-					      : NULL;
+		const struct sy_syms *syms = syms_for(&c, path, bias, addr);
+		const struct sy_sym *y = find_name(syms, recs, addr, func);
 
 		name = y ? readable(y->name) : NULL;
 		if (name && addr != y->addr) {
@@ -345,8 +348,11 @@ void sy_name_key(const struct static_key *key, char *buf, size_t size)
 	uintptr_t bias = 0;
 	char *path = NULL, *name;
 
+	struct sy_namerecs *recs = sy_namerecs_load();
+
 	sy_object_of((uintptr_t)key, &path, &bias);
-	name = path ? key_name(&c, key, path, bias) : NULL;
+	name = path ? key_name(&c, key, path, bias, recs) : NULL;
+	sy_namerecs_free(recs);
 	if (name && !strncmp(name, "__SCK__", 7))	/* a static call's key */
 		memmove(name, name + 7, strlen(name + 7) + 1);
 	if (!name)
@@ -376,9 +382,9 @@ void sy_name_site(uintptr_t addr, char *buf, size_t size)
 		return;
 	}
 
-	const struct sy_syms *syms = syms_for(&c, path, o.bias);
+	const struct sy_syms *syms = syms_for(&c, path, o.bias, addr);
 	const struct sy_sym *f = syms ? sy_syms_find(syms, addr, true) : NULL;
-	const struct sy_lines *lines = lines_for(&c, path, o.bias);
+	const struct sy_lines *lines = lines_for(&c, path, o.bias, addr);
 	const struct sy_line_row *ln = lines ? sy_lines_find(lines, addr) : NULL;
 
 	if (!f && syms)	/* not in a function: whatever symbol covers it */
@@ -498,21 +504,53 @@ struct walk {
 	bool main_seen;
 };
 
+/* The section's place in info's object, from the section headers of the
+ * file it was mapped from (sy_obj_open()): the file now at its path may be
+ * another build, whose section is elsewhere. */
+static int section_of(const struct dl_phdr_info *info, const char *name,
+		      uint64_t *addr, uint64_t *sz)
+{
+	struct sy_obj *o = calloc(1, sizeof(*o));
+	char fdpath[40];
+	int fd, r;
+
+	if (!o)
+		return -ENOMEM;
+	o->found = true;
+	snprintf(o->name, sizeof(o->name), "%s",
+		 info->dlpi_name ? info->dlpi_name : "");
+	o->bias = info->dlpi_addr;
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
+	for (int i = 0; i < info->dlpi_phnum && !o->nseg; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			o->lo[0] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			o->hi[0] = o->lo[0] + info->dlpi_phdr[i].p_memsz;
+			o->nseg = 1;
+		}
+	fd = sy_obj_open(o);
+	free(o);
+	if (fd < 0)
+		return fd;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = sy_elf_section_load(fdpath, name, addr, sz);
+	close(fd);
+	return r;
+}
+
 static int walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct walk *w = arg;
 	struct sy_rec_obj o = { info };
-	const char *path = info->dlpi_name;
 	uint64_t addr, sz;
 
 	(void)size;
-	if (!path || !path[0]) {
+	if (!info->dlpi_name || !info->dlpi_name[0]) {
 		if (w->main_seen)
 			return 0;
 		w->main_seen = true;
-		path = "/proc/self/exe";
 	}
-	if (sy_elf_section_load(path, w->section, &addr, &sz) || !sz ||
+	if (section_of(info, w->section, &addr, &sz) || !sz ||
 	    sz % w->rsize || readable_at(info, info->dlpi_addr + addr) < sz)
 		return 0;
 	for (uint64_t off = 0; off < sz; off += w->rsize)
@@ -581,15 +619,18 @@ static void describe_keys(struct key_snap *s)
 static int name_keys(struct key_snap *s)
 {
 	struct obj_cache c = { 0 };
+	struct sy_namerecs *recs = sy_namerecs_load();
 
 	for (size_t i = 0; i < s->n; i++) {
 		uintptr_t bias;
 		Dl_info dl;
 
 		sy_object_of((uintptr_t)s->v[i].key, &s->v[i].object, &bias);
-		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias);
+		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias,
+					recs);
 		if (!s->v[i].name) {
 			obj_cache_free(&c);
+			sy_namerecs_free(recs);
 			return -ENOMEM;
 		}
 		/*
@@ -608,6 +649,7 @@ static int name_keys(struct key_snap *s)
 		}
 	}
 	obj_cache_free(&c);
+	sy_namerecs_free(recs);
 
 	/* two keys with one name: qualify both by their object's file name */
 	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));
@@ -723,16 +765,7 @@ static int snapshot_sites(struct site_snap *s)
  * program), or NULL. */
 static char *obj_path(const struct sy_obj *o)
 {
-	char buf[4096];
-	ssize_t n;
-
-	if (o->name[0])
-		return strdup(o->name);
-	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	return strdup(buf);
+	return o->name[0] ? strdup(o->name) : sy_exe_path();
 }
 
 /* Step 2, without the lock: fill s->info and the strings it points to. */
@@ -756,9 +789,9 @@ static int describe_sites(struct site_snap *s, struct obj_cache *cache)
 			path = o.found ? obj_path(&o) : NULL;
 		}
 
-		const struct sy_syms *syms = syms_for(cp, path, o.bias);
+		const struct sy_syms *syms = syms_for(cp, path, o.bias, row->code);
 		const struct sy_sym *f = syms ? sy_syms_find(syms, row->code, true) : NULL;
-		const struct sy_lines *lines = lines_for(cp, path, o.bias);
+		const struct sy_lines *lines = lines_for(cp, path, o.bias, row->code);
 		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
 
 		s->strs[3 * i] = path ? strdup(path) : NULL;

@@ -130,9 +130,10 @@ static void tgt_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
 
 /* The name of a call from its key's symbol: __SCK__name, or
  * ns::__SCK__name in C++. */
-static char *call_name(const struct static_call_key *key)
+static char *call_name(const struct static_call_key *key,
+		       const struct sy_namerecs *recs)
 {
-	char *n = sy_symbol_name((uintptr_t)key, false), *p;
+	char *n = sy_symbol_name((uintptr_t)key, false, recs), *p;
 
 	if (!n) {
 		if (asprintf(&n, "call@%p", (const void *)key) < 0)
@@ -155,7 +156,7 @@ static char *target_name(const struct call_row *r,
 	for (size_t i = 0; i < r->nt; i++)
 		if (t[r->t0 + i].func == r->func)
 			return strdup(t[r->t0 + i].name);
-	n = sy_symbol_name((uintptr_t)r->func, true);
+	n = sy_symbol_name((uintptr_t)r->func, true, NULL);
 	if (!n && asprintf(&n, "func@%p", (void *)r->func) < 0)
 		n = NULL;
 	return n;
@@ -198,22 +199,27 @@ static int merge_and_name(struct call_snap *s)
 		r->nt = j - i;
 		i = j;
 	}
+	struct sy_namerecs *recs = sy_namerecs_load();
+
 	for (size_t k = 0; k < s->n; k++) {
 		struct call_row *r = &s->v[k];
 		uintptr_t bias;
 
-		r->name = call_name(r->key);
+		r->name = call_name(r->key, recs);
 		r->target = target_name(r, s->tgts.v);
 		sy_object_of((uintptr_t)r->key, &r->object, &bias);
 		r->tnames = malloc((r->nt ? r->nt : 1) * sizeof(*r->tnames));
 		r->tfuncs = malloc((r->nt ? r->nt : 1) * sizeof(*r->tfuncs));
-		if (!r->name || !r->target || !r->tnames || !r->tfuncs)
+		if (!r->name || !r->target || !r->tnames || !r->tfuncs) {
+			sy_namerecs_free(recs);
 			return -ENOMEM;
+		}
 		for (size_t t = 0; t < r->nt; t++) {
 			r->tnames[t] = s->tgts.v[r->t0 + t].name;
 			r->tfuncs[t] = s->tgts.v[r->t0 + t].func;
 		}
 	}
+	sy_namerecs_free(recs);
 	return 0;
 }
 

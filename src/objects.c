@@ -12,9 +12,12 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -165,6 +168,8 @@ static int obj_query_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		o->filesz[o->nseg] = ph->p_filesz;
 		o->nseg++;
 	}
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
 	return 1;
 }
 
@@ -176,6 +181,8 @@ void sy_obj_lookup(uintptr_t addr, struct sy_obj *o)
 	o->name[0] = 0;
 	o->bias = 0;
 	o->nseg = 0;
+	o->phdr = NULL;
+	o->phnum = 0;
 	dl_iterate_phdr(obj_query_cb, &q);
 }
 
@@ -224,18 +231,30 @@ int sy_object_of(uintptr_t addr, char **path, uintptr_t *bias)
 	if (!o.found)
 		return -ENOENT;
 	*bias = o.bias;
-	if (o.name[0]) {
-		*path = strdup(o.name);
-	} else {
-		char buf[4096];
-		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			*path = strdup(buf);
-		}
-	}
+	*path = o.name[0] ? strdup(o.name) : sy_exe_path();
 	return *path ? 0 : -ENOMEM;
+}
+
+char *sy_exe_path(void)
+{
+	/* a path of any length (the kernel gives up to a page, then
+	 * ENAMETOOLONG: then the link's own name) */
+	for (size_t size = 256; size <= (1u << 20); size *= 2) {
+		char *buf = malloc(size);
+		ssize_t n;
+
+		if (!buf)
+			return NULL;
+		n = readlink("/proc/self/exe", buf, size);
+		if (n > 0 && (size_t)n < size) {
+			buf[n] = 0;
+			return buf;
+		}
+		free(buf);
+		if (n < 0)
+			break;
+	}
+	return strdup("/proc/self/exe");
 }
 
 
@@ -320,4 +339,184 @@ void sy_tablist_free_all(struct sy_tablist **list)
 		*list = t->next;
 		free(t);
 	}
+}
+
+/* ---- the file an object was mapped from ---------------------------------- */
+
+/*
+ * The mapping of /proc/self/maps that holds addr: its range, device and
+ * inode. Lines may be longer than the buffer (a long path): only their
+ * beginnings are parsed.
+ */
+static int maps_entry(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
+		      unsigned *maj, unsigned *min, unsigned long *ino)
+{
+	char line[256];
+	bool start = true;
+	int r = -ENOENT;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		bool at_start = start;
+		unsigned long a, b, off;
+
+		start = strchr(line, '\n') != NULL;
+		if (!at_start)
+			continue;
+		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &a, &b, &off, maj,
+			   min, ino) == 6 && addr >= a && addr < b) {
+			*lo = a;
+			*hi = b;
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* The GNU build ID of a loaded object (its PT_NOTE segments, read in its
+ * memory through process_vm_readv(): the object may be unloaded meanwhile)
+ * or of a file (fd); its length, 0 if none. */
+struct note_src {
+	const struct sy_obj *o;	/* memory, else */
+	int fd;			/* file */
+};
+
+static bool note_read(const struct note_src *s, uint64_t where, void *buf,
+		      size_t len)
+{
+	if (s->o) {
+		struct iovec local = { buf, len };
+		struct iovec remote = { (void *)(uintptr_t)(s->o->bias + where), len };
+
+		return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+		       (ssize_t)len;
+	}
+	return pread(s->fd, buf, len, (off_t)where) == (ssize_t)len;
+}
+
+static size_t build_id(const struct note_src *s, uint8_t *id, size_t size)
+{
+	ElfW(Phdr) ph[64];
+	int n;
+
+	if (s->o) {
+		n = s->o->phnum;
+		if (n <= 0 || n > 64)
+			return 0;
+		struct iovec local = { ph, (size_t)n * sizeof(ph[0]) };
+		struct iovec remote = { (void *)s->o->phdr, local.iov_len };
+
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+		    (ssize_t)local.iov_len)
+			return 0;
+	} else {
+		ElfW(Ehdr) eh;
+
+		if (pread(s->fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+		    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+		    eh.e_phentsize != sizeof(ph[0]) || eh.e_phnum > 64)
+			return 0;
+		n = eh.e_phnum;
+		if (pread(s->fd, ph, (size_t)n * sizeof(ph[0]), (off_t)eh.e_phoff) !=
+		    (ssize_t)((size_t)n * sizeof(ph[0])))
+			return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t note[512];
+		size_t len = ph[i].p_filesz < sizeof(note) ? ph[i].p_filesz
+							    : sizeof(note);
+
+		if (ph[i].p_type != PT_NOTE ||
+		    !note_read(s, s->o ? ph[i].p_vaddr : ph[i].p_offset, note, len))
+			continue;
+		for (size_t at = 0; at + 12 <= len;) {
+			uint32_t nsz, dsz, type;
+
+			memcpy(&nsz, note + at, 4);
+			memcpy(&dsz, note + at + 4, 4);
+			memcpy(&type, note + at + 8, 4);
+			size_t name_end = at + 12 + ((nsz + 3) & ~3u);
+
+			if (nsz > len || dsz > len || name_end + dsz > len)
+				break;
+			if (type == NT_GNU_BUILD_ID && nsz == 4 &&
+			    !memcmp(note + at + 12, "GNU", 4) && dsz <= size) {
+				memcpy(id, note + name_end, dsz);
+				return dsz;
+			}
+			at = name_end + ((dsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+int sy_obj_open(const struct sy_obj *o)
+{
+	static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+	static char warned[SY_OBJ_NAME];	/* the last object warned about */
+	unsigned maj, min;
+	unsigned long ino;
+	uintptr_t lo = 0, hi = 0;
+	char mf[64];
+	struct stat st;
+	int fd, r;
+
+	if (!o->found || !o->nseg)
+		return -ENOENT;
+	/* the kernel's link to the program's file: the mapped one, even
+	 * replaced or deleted, whatever the length of its path */
+	if (!o->name[0]) {
+		fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	/* without /proc/self/maps (a chroot without /proc) only the build
+	 * ID can tell */
+	r = maps_entry(o->lo[0], &lo, &hi, &maj, &min, &ino);
+	if (!r && !ino)
+		return -ENOENT;	/* not from a file: the vDSO */
+	fd = open(o->name, O_RDONLY | O_CLOEXEC);
+	/*
+	 * The same inode: the mapped file (it cannot have been freed and its
+	 * number reused while it is mapped). The device alone may differ on a
+	 * file that did not change: btrfs subvolumes and overlayfs report
+	 * another st_dev to stat() than the mapping's in /proc/self/maps.
+	 */
+	if (fd >= 0 && !r && !fstat(fd, &st) && st.st_ino == ino)
+		return fd;
+	/* the same link (an overlayfs with xino, a copy): the same build ID */
+	if (fd >= 0) {
+		uint8_t a[64], b[64];
+		size_t na = build_id(&(struct note_src){ o, -1 }, a, sizeof(a));
+		size_t nb = build_id(&(struct note_src){ NULL, fd }, b, sizeof(b));
+
+		if (na && na == nb && !memcmp(a, b, na))
+			return fd;
+		close(fd);
+	}
+	if (r) {
+		snprintf(mf, sizeof(mf), "/proc/self/maps");
+		errno = -r;
+	} else {
+		snprintf(mf, sizeof(mf), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)lo, (unsigned long)hi);
+		fd = open(mf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	pthread_mutex_lock(&warn_lock);
+	if (strcmp(warned, o->name)) {
+		memcpy(warned, o->name, sizeof(warned));
+		sy_log(SWITCHYARD_LOG_WARN, "%s: the file at this path is not "
+		       "known to be the one the process mapped (replaced since "
+		       "it was loaded?), and %s cannot be opened (%s): the "
+		       "names of its keys and calls are not read from it; "
+		       "restart the process to name them", o->name, mf,
+		       strerror(errno));
+	}
+	pthread_mutex_unlock(&warn_lock);
+	return -ESTALE;
 }

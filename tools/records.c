@@ -261,6 +261,7 @@ struct pool {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	struct sy_syms recs;	/* the name records (sy_names), by address */
 };
 
 static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
@@ -296,15 +297,26 @@ static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
 	return pl->len - (size_t)n - 1;
 }
 
-/* The name of the object at addr: its symbol (+ offset), without prefix
- * (when it starts with it), or fallback@0x... */
+/* sizeof(struct static_key) in an x86-64 file (the only kind read here) */
+#define KEY_SIZE 16
+
+/*
+ * The name of the object at addr: its symbol, else its name record (a
+ * stripped file), without prefix (when it starts with it); a key inside an
+ * array of keys as "keys[3]", else "name+0x10" past its start, as the
+ * library names it in a live process (introspect.c key_name()); or
+ * fallback@0x...
+ */
 static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
 			 uint64_t addr, bool func, const char *prefix,
 			 const char *fallback)
 {
 	const struct sy_sym *s = sy_syms_find(syms, addr, func);
 	size_t pl_len = prefix ? strlen(prefix) : 0;
+	uint64_t off;
 
+	if (!s && !func)
+		s = sy_syms_find(&pl->recs, addr, false);
 	if (s && s->addr == addr) {
 		const char *n = s->name;
 
@@ -312,10 +324,15 @@ static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
 			n += pl_len;
 		return pool_add(pl, "%s", n);
 	}
-	if (s)
-		return pool_add(pl, "%s+%llu", s->name,
-				(unsigned long long)(addr - s->addr));
-	return pool_add(pl, "%s@0x%llx", fallback, (unsigned long long)addr);
+	if (!s)
+		return pool_add(pl, "%s@0x%llx", fallback,
+				(unsigned long long)addr);
+	off = addr - s->addr;
+	if (!strcmp(fallback, "key") && off % KEY_SIZE == 0 &&
+	    s->size % KEY_SIZE == 0)
+		return pool_add(pl, "%s[%llu]", s->name,
+				(unsigned long long)(off / KEY_SIZE));
+	return pool_add(pl, "%s+%#llx", s->name, (unsigned long long)off);
 }
 
 /* A records section: NULL (none), or its entries in *n (-1: malformed). */
@@ -335,6 +352,68 @@ static const uint8_t *records(const struct img *m, const char *name,
 	}
 	*n = (long)(s->sh_size / esize);
 	return m->p + s->sh_offset;
+}
+
+static int cmp_sym_addr(const void *a, const void *b)
+{
+	uint64_t x = ((const struct sy_sym *)a)->addr;
+	uint64_t y = ((const struct sy_sym *)b)->addr;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The name records of SY__NAME_RECORD() (section sy_names, 24 bytes: the
+ * object's and the name's addresses, by relocation or as linked, and the
+ * object's size), as symbols in pl->recs; each name NUL-terminated within
+ * 256 bytes of one section, pointing into the image (pool_add() copies
+ * it). Read before any name is given: a stripped file's keys and calls
+ * are named by them.
+ */
+#define REC_NAME_MAX 256
+
+static int read_names(const struct img *m, struct pool *pl,
+		      struct sy_records *out)
+{
+	const Elf64_Shdr *sec;
+	struct sy_sym *v;
+	long n;
+
+	records(m, "sy_names", 24, &sec, &n);
+	if (n < 0)
+		return bad(out, "section sy_names is malformed");
+	v = calloc(n ? (size_t)n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	pl->recs.v = v;
+	for (long i = 0; i < n; i++) {
+		uint64_t ea = sec->sh_addr + (uint64_t)i * 24, obj = 0, nm = 0;
+		uint64_t size = 0;
+		const char *ext = NULL, *ext2 = NULL;
+		const uint8_t *t = NULL, *b;
+		size_t len = 0;
+		bool zero;
+
+		if (ptr_at(m, ea, &obj, &ext) < 0 ||
+		    ptr_at(m, ea + 8, &nm, &ext2) < 0)
+			return bad(out, "a relocation of sy_names is malformed");
+		b = at_addr(m, ea + 16, 8, &zero);
+		if (b)
+			memcpy(&size, b, 8);
+		if (ext || ext2 || !obj || !size || size > (1u << 20))
+			continue;
+		for (size_t l = REC_NAME_MAX; l && !t; l--) {
+			t = at_addr(m, nm, l, &zero);
+			len = l;
+		}
+		if (!t || !memchr(t, 0, len))
+			continue;	/* not a string of this file */
+		v[pl->recs.n++] = (struct sy_sym){ obj, size, (const char *)t,
+						   false };
+	}
+	if (pl->recs.n)
+		qsort(v, pl->recs.n, sizeof(*v), cmp_sym_addr);
+	return 0;
 }
 
 static int cmp_call(const void *a, const void *b)
@@ -555,7 +634,7 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	const Elf64_Shdr *sec, *shs;
 	struct sy_syms syms = { 0 };
 	struct img m = { p, size, NULL, 0, NULL, 0 };
-	struct pool pl = { NULL, 0, 0, false };
+	struct pool pl = { NULL, 0, 0, false, { NULL, 0, NULL } };
 	struct raw *raw = NULL;
 	const uint8_t *ents;
 	long n;
@@ -587,6 +666,9 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		return r;
 	r = 0;
 	pool_add(&pl, "%s", "");	/* offset 0: no name */
+	r = read_names(&m, &pl, out);
+	if (r)
+		goto out;
 
 	ents = records(&m, "sy_jump_entries", ENTRY_SIZE, &sec, &n);
 	if (n < 0) {
@@ -710,6 +792,7 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 out:
 	free(raw);
 	free(pl.p);
+	free(pl.recs.v);
 	sy_syms_free(&syms);
 	if (r)
 		sy_records_free(out);

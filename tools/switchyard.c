@@ -36,37 +36,27 @@
 
 #include "../src/sy_dwarf.h"
 #include "../src/sy_elf.h"
+#include "../src/sy_names.h"
 #include "records.h"
 #include "tool.h"
 
-/* libstdc++'s demangler (C linkage), for C++ key and function names */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
+/* C++ names as the library spells them in a live process (src/names.c):
+ * one demangler for every command, not libstdc++'s */
 const char *demangle(const char *name, char **owned)
 {
-	int st = -1;
-
-	*owned = NULL;
-	if (strncmp(name, "_Z", 2))
-		return name;
-	*owned = __cxa_demangle(name, NULL, NULL, &st);
-	return st == 0 && *owned ? *owned : name;
+	*owned = sy_demangle(name);
+	return *owned ? *owned : name;
 }
 
 void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	char small[256], *big = NULL;
+	size_t need = sy_json_escape(s, small, sizeof(small));
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	if (need > sizeof(small) && (big = malloc(need)))
+		sy_json_escape(s, big, need);
+	fprintf(f, "\"%s\"", big ? big : small);
+	free(big);
 }
 
 static int usage(FILE *f, int rc)
@@ -171,6 +161,28 @@ static const char *field(const char *obj, const char *key, char *val,
 	p += strlen(pat);
 	if (*p == '"') {
 		for (p++; *p && *p != '"' && n + 1 < size; p++) {
+			if (*p == '\\' && p[1] == 'u' && isxdigit((unsigned char)p[2]) &&
+			    isxdigit((unsigned char)p[3]) && isxdigit((unsigned char)p[4]) &&
+			    isxdigit((unsigned char)p[5])) {
+				char hex[5] = { p[2], p[3], p[4], p[5], 0 };
+				unsigned u = (unsigned)strtoul(hex, NULL, 16);
+
+				/* the library escapes a control character or a
+				 * byte that is not UTF-8 as \u00XX: that byte
+				 * (sy_json_escape()); anything else as UTF-8 */
+				if (u < 0x100) {
+					val[n++] = (char)u;
+				} else if (u < 0x800 && n + 2 < size) {
+					val[n++] = (char)(0xc0 | u >> 6);
+					val[n++] = (char)(0x80 | (u & 0x3f));
+				} else if (u >= 0x800 && n + 3 < size) {
+					val[n++] = (char)(0xe0 | u >> 12);
+					val[n++] = (char)(0x80 | ((u >> 6) & 0x3f));
+					val[n++] = (char)(0x80 | (u & 0x3f));
+				}
+				p += 5;
+				continue;
+			}
 			if (*p == '\\' && p[1])
 				p++;
 			val[n++] = *p;
@@ -296,13 +308,14 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 			if (!field(obj, cols[c], v, sizeof(v)))
 				snprintf(v, sizeof(v), "-");
 			if (c)
-				printf("  %s=%s", cols[c], v);
-			else
-				printf("%s", v);
+				printf("  %s=", cols[c]);
+			sy_text_put(stdout, v);
 		}
 		if (field(obj, "description", v, sizeof(v)) ||
-		    field(obj, "error", v, sizeof(v)))
-			printf("  -- %s", v);
+		    field(obj, "error", v, sizeof(v))) {
+			printf("  -- ");
+			sy_text_put(stdout, v);
+		}
 		printf("\n");
 		print_sites(obj);
 		free(obj);
@@ -349,19 +362,42 @@ static int cmd_list_pid(int pid, bool json)
 	return r;
 }
 
+/*
+ * A word of a request (control.c's word()): a space in a name ("(anonymous
+ * namespace)::k", as the listings spell it) goes escaped, "\ "; in a
+ * pattern a backslash is fnmatch()'s and goes as it is, in a target it is
+ * escaped too. False when it does not fit in one line of 1000 bytes.
+ */
+static bool req_word(const char *in, char *out, size_t size, bool glob)
+{
+	size_t n = 0;
+
+	if (!*in || strlen(in) > 1000 || strpbrk(in, "\t\r\n"))
+		return false;
+	for (; *in; in++) {
+		if (n + 3 > size)
+			return false;
+		if (*in == ' ' || (!glob && *in == '\\'))
+			out[n++] = '\\';
+		out[n++] = *in;
+	}
+	out[n] = 0;
+	return true;
+}
+
 static int cmd_call(int pid, const char *glob, const char *target, bool json)
 {
 	static const char *const cols[] = { "name", "result", "target" };
-	char line[2100], *reply, v[256];
+	char line[2300], *reply, v[256], eg[1100], et[1100];
 	int r;
 
-	if (strlen(glob) > 1000 || strpbrk(glob, " \t\r\n") ||
-	    strlen(target) > 1000 || strpbrk(target, " \t\r\n")) {
+	if (!req_word(glob, eg, sizeof(eg), true) ||
+	    !req_word(target, et, sizeof(et), false)) {
 		fprintf(stderr, "switchyard: a call pattern and a target are "
-			"one word of at most 1000 bytes each\n");
+			"at most 1000 bytes each, on one line\n");
 		return 2;
 	}
-	snprintf(line, sizeof(line), "call %s %s\n", glob, target);
+	snprintf(line, sizeof(line), "call %s %s\n", eg, et);
 	r = request(pid, line, &reply);
 	if (r)
 		return r;
@@ -381,15 +417,15 @@ static int cmd_set(int pid, const char *glob, const char *action, bool json)
 {
 	static const char *const cols[] = { "name", "enabled", "count",
 					    "result" };
-	char line[1100], *reply, v[256];
+	char line[1200], *reply, v[256], eg[1100];
 	int r;
 
-	if (strlen(glob) > 1000 || strpbrk(glob, " \t\r\n")) {
-		fprintf(stderr, "switchyard: a key pattern is one word of at "
-			"most 1000 bytes\n");
+	if (!req_word(glob, eg, sizeof(eg), true)) {
+		fprintf(stderr, "switchyard: a key pattern is at most 1000 "
+			"bytes, on one line\n");
 		return 2;
 	}
-	snprintf(line, sizeof(line), "set %s %s\n", glob, action);
+	snprintf(line, sizeof(line), "set %s %s\n", eg, action);
 	r = request(pid, line, &reply);
 	if (r)
 		return r;
@@ -708,20 +744,21 @@ static int cmd_list(const char *path, bool json)
 				printf("null");
 			printf(", \"sites\": [");
 		} else {
+			printf("\nkey ");
+			sy_text_put(stdout, name);
 			if (k->copied)
-				printf("\nkey %s (defined in %s, copied into "
-				       "this file by a copy relocation)  "
-				       "initial %s, %zu site%s\n", name,
-				       definer ? definer : "another object",
-				       state, k->nsites,
-				       k->nsites == 1 ? "" : "s");
-			else
-				printf("\nkey %s%s  initial %s, %zu site%s\n",
-				       name, k->addr ? "" :
-				       " (defined in another object)", state,
-				       k->nsites, k->nsites == 1 ? "" : "s");
-			if (k->description)
-				printf("  -- %s\n", k->description);
+				printf(" (defined in %s, copied into this file "
+				       "by a copy relocation)",
+				       definer ? definer : "another object");
+			else if (!k->addr)
+				printf(" (defined in another object)");
+			printf("  initial %s, %zu site%s\n", state, k->nsites,
+			       k->nsites == 1 ? "" : "s");
+			if (k->description) {
+				printf("  -- ");
+				sy_text_put(stdout, k->description);
+				printf("\n");
+			}
 		}
 		free(owned);
 		free(definer);

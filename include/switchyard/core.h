@@ -25,6 +25,28 @@
 #define SY__KD_RETAIN
 #endif
 
+/*
+ * The name record that DEFINE_STATIC_KEY_*() and DEFINE_STATIC_CALL*() emit
+ * beside the definition: {&object, "name", sizeof(object)} in section
+ * sy_names, so that a key or a call keeps its name in a stripped file
+ * (names otherwise come from .symtab, which strip removes). The name is the
+ * definition's spelling, macros expanded: "net_trace", "holder::member" (a
+ * C++ namespace the definition sits in is not part of it); it is used
+ * only where the symbol tables name nothing. 24 bytes (+ two relocations
+ * in position-independent code) and the name's bytes. Not API.
+ */
+struct sy__name {
+	const void *obj;
+	const char *name;
+	unsigned long size;
+};
+#define SY__NAME_STR(x) #x
+#define SY__NAME_RECORD(obj) SY__NAME_RECORD2(obj, SY__NAME_STR(obj))
+#define SY__NAME_RECORD2(obj, str)                                             \
+	__attribute__((used, section("sy_names"), aligned(8))) SY__KD_RETAIN   \
+	static const struct sy__name SY__KD_CAT(sy__name_, __COUNTER__) = {    \
+		&(obj), str, sizeof(obj) }
+
 #ifdef __cplusplus
 extern "C" {
 #endif

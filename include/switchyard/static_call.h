@@ -163,7 +163,8 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 #define SY__DEFINE_STATIC_CALL(name, func, init, kind)                         \
 	SY__DECLARE_STATIC_CALL(name, func, kind);                             \
 	struct static_call_key STATIC_CALL_KEY(name) = {                       \
-		(void (*)(void))(init), { 0, 0, 0 } }
+		(void (*)(void))(init), { 0, 0, 0 } };                         \
+	SY__NAME_RECORD2(STATIC_CALL_KEY(name), SY__NAME_STR(name))
 
 /* A static call whose target is func. */
 #define DEFINE_STATIC_CALL(name, func)                                         \

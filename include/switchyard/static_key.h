@@ -117,17 +117,28 @@ struct static_key_false {
 		;
 };
 
+/*
+ * DEFINE_STATIC_KEY_*() define the key and, as a second declaration, its
+ * name record (core.h SY__NAME_RECORD(): the name a stripped file keeps).
+ * A prefix (static, an attribute before it) applies to the key. In C++, a
+ * static data member of a class template cannot take a second declaration
+ * after its template head: define it without the macro, e.g.
+ *	template <class T> struct static_key_false A<T>::k = STATIC_KEY_FALSE_INIT;
+ * (it is then named by its symbol only, not in a stripped file).
+ */
 #define STATIC_KEY_TRUE_INIT { STATIC_KEY_INIT_TRUE }
 #define STATIC_KEY_FALSE_INIT { STATIC_KEY_INIT_FALSE }
 
 #define DEFINE_STATIC_KEY_TRUE(name) \
-	struct static_key_true name = STATIC_KEY_TRUE_INIT
+	struct static_key_true name = STATIC_KEY_TRUE_INIT; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_TRUE_RO(name) \
 	DEFINE_STATIC_KEY_TRUE(name)
 #define DECLARE_STATIC_KEY_TRUE(name) \
 	extern struct static_key_true name
 #define DEFINE_STATIC_KEY_FALSE(name) \
-	struct static_key_false name = STATIC_KEY_FALSE_INIT
+	struct static_key_false name = STATIC_KEY_FALSE_INIT; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_FALSE_RO(name) \
 	DEFINE_STATIC_KEY_FALSE(name)
 #define DECLARE_STATIC_KEY_FALSE(name) \
@@ -135,15 +146,19 @@ struct static_key_false {
 
 #ifdef __cplusplus
 #define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
-	struct static_key_true name[count] = {}
+	struct static_key_true name[count] = {}; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
-	struct static_key_false name[count] = {}
+	struct static_key_false name[count] = {}; \
+	SY__NAME_RECORD(name)
 #else
 #define DEFINE_STATIC_KEY_ARRAY_TRUE(name, count) \
 	struct static_key_true name[count] = { \
-		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }
+		[0 ... (count) - 1] = STATIC_KEY_TRUE_INIT, }; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_ARRAY_FALSE(name, count) \
-	struct static_key_false name[count] = { STATIC_KEY_FALSE_INIT }
+	struct static_key_false name[count] = { STATIC_KEY_FALSE_INIT }; \
+	SY__NAME_RECORD(name)
 #endif
 
 /*
@@ -495,9 +510,11 @@ struct static_key_false_deferred {
 };
 
 #define DEFINE_STATIC_KEY_DEFERRED_TRUE(name, rl) \
-	struct static_key_true_deferred name = { STATIC_KEY_TRUE_INIT, (rl), { 0, 0, 0, 0 } }
+	struct static_key_true_deferred name = { STATIC_KEY_TRUE_INIT, (rl), { 0, 0, 0, 0 } }; \
+	SY__NAME_RECORD(name)
 #define DEFINE_STATIC_KEY_DEFERRED_FALSE(name, rl) \
-	struct static_key_false_deferred name = { STATIC_KEY_FALSE_INIT, (rl), { 0, 0, 0, 0 } }
+	struct static_key_false_deferred name = { STATIC_KEY_FALSE_INIT, (rl), { 0, 0, 0, 0 } }; \
+	SY__NAME_RECORD(name)
 
 /*
  * __static_key_slow_dec_deferred - decrement now if the count is above 1,

@@ -1,0 +1,227 @@
+#!/bin/sh
+# test_names_live.sh - names of keys and calls as `list FILE`, `list PID`,
+# `set`, `call` and SWITCHYARD_KEYS see them, one case per mode:
+#   utf8      descriptions: valid UTF-8 as it is in list PID (JSON and
+#             text) as in list FILE; a byte that is not UTF-8 and a tab
+#             escaped, the same way by both
+#   cxx       a C++ program without the C++ runtime loaded: list FILE and
+#             list PID give the same names ("(anonymous namespace)::hidden",
+#             "local_key(int, char)::lk", the call's target "S::f(int)"),
+#             and a listed name, spaces included, works in set and in
+#             SWITCHYARD_KEYS
+#   stripped  a stripped copy of the program: its keys and its call keep
+#             their names in list FILE, list PID, SWITCHYARD_KEYS, set, call
+#   replaced  the library and the program replaced on disk while the
+#             process runs (an upgrade renames new files over them): names
+#             still come from what the process mapped, or are refused
+#             (without the capability /proc/PID/map_files needs), never
+#             read from the new files: set nm_alpha never flips nm_beta
+#   longexe   a program started from a path past 4,096 bytes keeps its names
+# usage: test_names_live.sh MODE <switchyard> <names_target>
+#        <names_target_cxx> <libnames_lib.so> <libnames_lib_v2.so> <tmp dir>
+set -u
+mode=$1 cli=$2 target=$3 target_cxx=$4 lib=$5 lib2=$6 tmp=$7
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+rm -rf "$tmp"
+mkdir -p "$tmp"
+# a short runtime directory: the checkout's path may be long (sun_path)
+run=$(mktemp -d /tmp/sy-names.XXXXXX) || exit 1
+trap 'exec 3>&- 2>/dev/null; rm -rf "$run"' EXIT
+export XDG_RUNTIME_DIR="$run"
+unset SWITCHYARD_KEYS
+
+# start CMD...: run a target serving its socket, stdin from a FIFO (fd 3);
+# pid: its pid once its socket answers
+start() {
+	rm -f "$tmp/in" "$tmp/out" "$tmp/err" && mkfifo "$tmp/in"
+	SWITCHYARD_CONTROL=1 "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	exec 3>"$tmp/in"
+	pid=
+	for i in $(seq 300); do
+		pid=$(sed -n 's/^ready //p' "$tmp/out")
+		[ -n "$pid" ] && "$cli" list "$pid" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	no "$mode: target not ready: $(cat "$tmp/err")"
+	exit 1
+}
+# the target's key states, read now
+states() {
+	n=$(wc -l <"$tmp/out")
+	echo >&3
+	for i in $(seq 300); do
+		[ "$(wc -l <"$tmp/out")" -gt "$n" ] && break
+		sleep 0.1
+	done
+	tail -n 1 "$tmp/out"
+}
+stop() {
+	exec 3>&-
+	wait
+}
+
+case $mode in
+utf8)
+	start "$target"
+	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
+	"$cli" list "$target" >"$tmp/file.txt" || no "list FILE"
+	for f in pid file; do
+		grep -qF -- "-- trace every packet — café" "$tmp/$f.txt" ||
+			no "list ${f}: the UTF-8 description: $(grep -a net_trace -A1 "$tmp/$f.txt")"
+		grep -qF -- '-- bad \xff byte\x09tab' "$tmp/$f.txt" ||
+			no "list ${f}: the odd description: $(grep -a -A1 odd_text "$tmp/$f.txt")"
+	done
+	"$cli" list "$pid" --json >"$tmp/pid.json" || no "list PID --json"
+	"$cli" list "$target" --json >"$tmp/file.json" || no "list FILE --json"
+	grep -qF '"trace every packet — café"' "$tmp/pid.json" ||
+		no "list PID --json: UTF-8 not passed through: $(grep -ao '"description": "trace[^"]*"' "$tmp/pid.json")"
+	for f in pid file; do
+		python3 - "$tmp/$f.json" <<'PY' || no "list $f --json"
+import json, sys
+d = {k["name"]: k.get("description") for k in json.load(open(sys.argv[1], encoding="utf-8"))["keys"]}
+assert d["net_trace"] == "trace every packet \u2014 caf\u00e9", d
+assert d["odd_text"] == "bad \u00ff byte\ttab", d
+PY
+	done
+	stop
+	;;
+cxx)
+	"$cli" list "$target_cxx" --json >"$tmp/file.json" || no "list FILE"
+	start "$target_cxx"
+	grep -q libstdc "/proc/$pid/maps" &&
+		echo "note: the C++ runtime is loaded: the case without it is not tested"
+	"$cli" list "$pid" --json >"$tmp/pid.json" || no "list PID"
+	python3 - "$tmp/file.json" "$tmp/pid.json" <<'PY' || no "list FILE and list PID disagree"
+import json, sys
+f = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+fk = sorted(k["name"] for k in f["keys"])
+pk = sorted(k["name"] for k in p["keys"])
+print("list FILE:", fk, [(c["name"], c["initial_target"]) for c in f["static_calls"]])
+print("list PID: ", pk, [(c["name"], c["target"]) for c in p["calls"]])
+want = ["(anonymous namespace)::hidden", "local_key(int, char)::lk", "ns::visible"]
+assert fk == pk == want, (fk, pk)
+assert [(c["name"], c["initial_target"]) for c in f["static_calls"]] == [("cxxcall", "S::f(int)")]
+assert [(c["name"], c["target"]) for c in p["calls"]] == [("cxxcall", "S::f(int)")]
+PY
+	"$cli" set "$pid" "(anonymous namespace)::hidden" on >"$tmp/set" ||
+		no "set of a name with a space: $(cat "$tmp/set")"
+	"$cli" set "$pid" "local_key(int, char)::lk" on >>"$tmp/set" ||
+		no "set of a local key: $(cat "$tmp/set")"
+	"$cli" set "$pid" "(anonymous namespace)::hid*" off >>"$tmp/set" ||
+		no "set of a pattern with a space: $(cat "$tmp/set")"
+	s=$(states)
+	[ "$s" = "hidden=0 visible=0 local=1 call=7" ] || no "states after set: $s"
+	stop
+	SWITCHYARD_KEYS='(anonymous namespace)::hidden=on,ns::visible=on' \
+		"$target_cxx" </dev/null >"$tmp/env" 2>&1
+	grep -q "^hidden=1 visible=1 " "$tmp/env" || no "SWITCHYARD_KEYS: $(cat "$tmp/env")"
+	;;
+stripped)
+	command -v strip >/dev/null || { echo "SKIP: no strip"; exit 77; }
+	cp "$target" "$tmp/stripped" && strip "$tmp/stripped" || exit 1
+	readelf -S "$tmp/stripped" 2>/dev/null | grep -q '\.symtab' &&
+		no "strip left .symtab"
+	"$cli" list "$tmp/stripped" >"$tmp/file.txt" || no "list FILE"
+	grep -q "^key net_trace " "$tmp/file.txt" || no "list FILE: $(grep ^key "$tmp/file.txt")"
+	grep -q "^  codec " "$tmp/file.txt" || no "list FILE: the call: $(grep -A2 'static call' "$tmp/file.txt")"
+	SWITCHYARD_KEYS=net_trace=on start "$tmp/stripped"
+	grep -q "^net_trace=1 odd_text=0 codec=1 " "$tmp/out" ||
+		no "SWITCHYARD_KEYS: $(cat "$tmp/out" "$tmp/err")"
+	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
+	grep -q "^odd_text  enabled=false" "$tmp/pid.txt" || no "list PID: $(grep -v '^ ' "$tmp/pid.txt")"
+	grep -q "^codec  target=plain" "$tmp/pid.txt" || no "list PID: the call: $(grep -v '^ ' "$tmp/pid.txt")"
+	"$cli" set "$pid" odd_text on >/dev/null || no "set odd_text"
+	"$cli" call "$pid" codec fast >/dev/null || no "call codec fast"
+	s=$(states)
+	[ "${s%% nm_*}" = "net_trace=1 odd_text=1 codec=2" ] || no "states: $s"
+	stop
+	;;
+replaced)
+	# can this process open /proc/self/map_files/ (CAP_CHECKPOINT_RESTORE
+	# or CAP_SYS_ADMIN)? Then names come from there, else they are refused
+	mf=$(python3 -c '
+import os
+d = "/proc/self/map_files"
+try:
+    os.close(os.open(d + "/" + sorted(os.listdir(d))[0], os.O_RDONLY)); print(1)
+except OSError:
+    print(0)')
+	rounds=$mf
+	# and once without that capability, when root can drop it
+	if [ "$mf" = 1 ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	   setpriv --bounding-set=-sys_admin,-checkpoint_restore true 2>/dev/null; then
+		rounds="1 0"
+	fi
+	for named in $rounds; do
+		drop=
+		[ "$named" = 0 ] && [ "$mf" = 1 ] &&
+			drop="setpriv --bounding-set=-sys_admin,-checkpoint_restore"
+		rm -rf "$tmp/lib" && mkdir "$tmp/lib"
+		cp "$lib" "$tmp/lib/libnames_lib.so" && cp "$target" "$tmp/app" || exit 1
+		LD_LIBRARY_PATH="$tmp/lib" start $drop "$tmp/app"
+		"$cli" list "$pid" >"$tmp/before" || no "list PID"
+		grep -q "^nm_alpha " "$tmp/before" || no "before the upgrade: $(grep -v '^ ' "$tmp/before")"
+		# the upgrade: new files renamed over the ones the process maps
+		cp "$lib2" "$tmp/lib/new.so" && mv "$tmp/lib/new.so" "$tmp/lib/libnames_lib.so"
+		cp "$target_cxx" "$tmp/app.new" && mv "$tmp/app.new" "$tmp/app"
+		"$cli" list "$pid" >"$tmp/after"
+		"$cli" set "$pid" net_trace on >/dev/null ||
+			no "named=$named: the replaced program's key: $(grep -v '^ ' "$tmp/after")"
+		"$cli" set "$pid" nm_alpha on >"$tmp/set" 2>&1
+		rc=$?
+		s=$(states)
+		case "$named:$rc:$s" in
+		*nm_beta=1*) no "named=$named: set nm_alpha flipped nm_beta: $s";;
+		1:0:*"nm_alpha=1 nm_beta=0") ;;
+		1:*) no "named=$named: set nm_alpha: rc $rc, $s: $(cat "$tmp/set")";;
+		0:0:*) no "named=$named: set nm_alpha succeeded without the mapped file: $s";;
+		0:*)	grep -q "libnames_lib.so: the file at this path is not known to be the one the process mapped" "$tmp/err" ||
+				no "named=$named: no warning: $(cat "$tmp/err")"
+			grep -q "^key@0x" "$tmp/after" || no "named=$named: the library's keys: $(grep -v '^ ' "$tmp/after")"
+			grep -q "no key matches nm_alpha (2 keys have no name: see the process's log)" "$tmp/set" ||
+				no "named=$named: the refusal: $(cat "$tmp/set")";;
+		esac
+		stop
+	done
+	;;
+longexe)
+	# a directory path of about 4,400 bytes, made and entered one
+	# component at a time (chdir to a relative name: no system call sees
+	# the whole path; a shell's cd may), the program run by a relative name
+	rm -f "$tmp/in" "$tmp/out" "$tmp/err" && mkfifo "$tmp/in"
+	python3 -c '
+import os, shutil, sys
+src = os.path.abspath(sys.argv[2])
+os.chdir(sys.argv[1])
+for i in range(20):
+    os.mkdir("d" * 220)
+    os.chdir("d" * 220)
+shutil.copy(src, "names_target")
+os.environ["SWITCHYARD_CONTROL"] = "1"
+os.execv("./names_target", ["./names_target"])' "$tmp" "$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	exec 3>"$tmp/in"
+	pid=
+	for i in $(seq 300); do
+		pid=$(sed -n 's/^ready //p' "$tmp/out")
+		[ -n "$pid" ] && "$cli" list "$pid" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || { no "not ready: $(cat "$tmp/err")"; exit 1; }
+	# the kernel does not give such a path (ENAMETOOLONG): the case tested
+	readlink "/proc/$pid/exe" >/dev/null 2>&1 &&
+		echo "note: this kernel gives the long path: the case is not tested"
+	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
+	grep -q "^net_trace  enabled=false" "$tmp/pid.txt" ||
+		no "the keys of a program at a long path: $(grep -v '^ ' "$tmp/pid.txt")"
+	"$cli" set "$pid" net_trace on >/dev/null || no "set net_trace"
+	s=$(states)
+	[ "${s%% *}" = "net_trace=1" ] || no "states: $s"
+	stop
+	;;
+*)
+	echo "unknown mode $mode"; exit 2;;
+esac
+[ $fail = 0 ] && echo "PASS: names $mode"
+exit $fail
