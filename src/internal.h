@@ -100,6 +100,11 @@ struct sy_arch_fix {
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
+/* src/arch/<arch>/sync.c: whether the calling thread is known to be the
+ * process's only one (then no other core needs a sync, and no membarrier
+ * is made); what a membarrier error means, for a message. */
+SY_HIDDEN bool sy_arch_single_threaded(void);
+SY_HIDDEN const char *sy_membarrier_why(int err);
 /* src/arch/<arch>/insn.c, for alternatives: copy len bytes of code at from
  * into buf, to be written at `to`, relative operands keeping their
  * destinations (0, -EINVAL: undecodable, -ERANGE: out of reach, -ENOSYS);
