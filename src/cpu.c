@@ -108,9 +108,12 @@ static const struct cpu_state *cpu_state(void)
 	sy_arch_cpu_probe(&s.cpu, s.words);
 	read_mask(mask);
 	/* the mask before the synthetic features are derived (masking
-	 * avx512f hides avx512_copy), and after (they can be masked too) */
+	 * avx512f hides avx512_copy), and after (they can be masked too);
+	 * what a hidden (or absent) feature's dependents need goes with it,
+	 * as with the kernel's clearcpuid= (masking avx hides avx2) */
 	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
 		s.words[i] &= ~mask[i];
+	sy_arch_cpu_deps(s.words);
 	sy_arch_cpu_synthetic(&s.cpu, s.words);
 	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
 		s.words[i] &= ~mask[i];

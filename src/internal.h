@@ -74,6 +74,8 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *                        before the call returns
  *   sy_arch_cpu_probe    the CPU's identity and feature words
  *                        (<switchyard/cpufeature.h>)
+ *   sy_arch_cpu_deps     hide every feature whose prerequisite is hidden
+ *                        (transitively; clearcpuid's cpuid-deps)
  *   sy_arch_cpu_synthetic  the synthetic features, from the others
  *   sy_arch_cpu_relax    a spin-wait hint
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
@@ -116,6 +118,7 @@ SY_HIDDEN void sy_arch_nop_fill(uint8_t *buf, size_t len);
 SY_HIDDEN void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 				 uint32_t words[SWITCHYARD_CPU_WORDS]);
 /* ... and the synthetic features, from the words left after the mask */
+SY_HIDDEN void sy_arch_cpu_deps(uint32_t words[SWITCHYARD_CPU_WORDS]);
 SY_HIDDEN void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 				     uint32_t words[SWITCHYARD_CPU_WORDS]);
 
