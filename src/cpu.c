@@ -56,14 +56,17 @@ struct cpu_state {
 static struct cpu_state state;
 static int ready;	/* see cpu_state() */
 
-/* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap. */
+/* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap.
+ * Items are separated by commas, and an empty one is skipped, as in every
+ * list-valued variable (switchyard(3) ENVIRONMENT); a blank is part of an
+ * item (so "erms fsrm" is one unknown name, reported). */
 static void read_mask(uint32_t *words)
 {
 	const char *env = secure_getenv("SWITCHYARD_CPU_MASK");
 	char name[32];
 
 	while (env && *env) {
-		size_t n = strcspn(env, ", ");
+		size_t n = strcspn(env, ",");
 		bool known = false;
 
 		if (n && n < sizeof(name)) {
@@ -83,7 +86,7 @@ static void read_mask(uint32_t *words)
 			       "unknown CPU feature '%.*s' ignored", (int)n,
 			       env);
 		env += n;
-		env += strspn(env, ", ");
+		env += strspn(env, ",");
 	}
 }
 

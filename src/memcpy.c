@@ -152,10 +152,8 @@ static int parse_config(const char *text, size_t len, char sep,
 		line++;
 		if (sep == '\n' && (!n || item[0] == '#'))
 			continue;
-		if (!n) {
-			snprintf(err, errsize, "item %d: empty item", line);
-			return -1;
-		}
+		if (!n)		/* an empty item: skipped (ENVIRONMENT) */
+			continue;
 		for (eq = 0; eq < n && item[eq] != '='; eq++)
 			;
 		if (eq == n) {
@@ -194,10 +192,6 @@ bad_number:
 			 "0..%u", line, (int)(n > 40 ? 40 : n), item,
 			 item[0] == 's' ? SWITCHYARD_MEMCPY_SHORT_LIMIT
 					: UINT32_MAX);
-		return -1;
-	}
-	if (sep != '\n' && len && text[len - 1] == sep) {
-		snprintf(err, errsize, "item %d: empty item", line + 1);
 		return -1;
 	}
 	if (!got) {
