@@ -106,6 +106,9 @@ SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
  * process's only one (then no other core needs a sync, and no membarrier
  * is made); what a membarrier error means, for a message. */
 SY_HIDDEN bool sy_arch_single_threaded(void);
+/* src/static_key.c: tell helgrind and DRD that the field at addr is read
+ * and written without a lock on purpose (a no-op when not under them). */
+SY_HIDDEN void sy_vg_benign_race(const void *addr, size_t len);
 SY_HIDDEN const char *sy_membarrier_why(int err);
 /* src/arch/<arch>/insn.c, for alternatives: copy len bytes of code at from
  * into buf, to be written at `to`, relative operands keeping their

@@ -663,6 +663,8 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	 * on its way: as with the kernel's static_call_update(), a caller
 	 * that frees what the old target uses waits for such calls itself.
 	 */
+	/* read without a lock by every detour: see sy_vg_benign_race() */
+	sy_vg_benign_race(&key->func, sizeof(key->func));
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (mode <= 0 || !tables)
 		return 0;
