@@ -37,9 +37,9 @@
  * Its contract (<sys/single_threaded.h>): non-zero means "the current
  * thread is the only thread in the process image"; zero means "might be
  * multi-threaded". pthread_create() clears it before the new thread
- * exists, and glibc sets it back only where that holds again (in the child
- * of fork(), which has one thread; glibc 2.36 does not set it when other
- * threads exit). It is read after the writes, with the patch lock held:
+ * exists, and it never goes back to true when threads exit (glibc 2.36);
+ * a child of fork() has one thread, so either value is sound there. It is
+ * read after the writes, with the patch lock held:
  *  - a thread created before the read (even by a signal handler that
  *    interrupted our writes) has cleared it: we sync;
  *  - a thread created after it starts after our writes, and the kernel
