@@ -629,7 +629,7 @@ static void env_parse(void)
 {
 	const char *env = secure_getenv("SWITCHYARD_KEYS");
 	struct env_item *v;
-	size_t n = 1;
+	size_t n = 1, j = 0;
 	char *copy, *item;
 
 	if (!env || !*env)
@@ -644,16 +644,23 @@ static void env_parse(void)
 		goto bad;
 	}
 	item = copy;
+	/* i: the item's position, j: items kept. An empty item (a leading,
+	 * trailing or doubled comma) is skipped, as in every list-valued
+	 * variable (switchyard(3) ENVIRONMENT). */
 	for (size_t i = 0; i < n; i++) {
 		char *end = strchr(item, ','), *eq;
 
 		if (end)
 			*end = '\0';
+		if (!*item) {
+			item = end + 1;
+			continue;
+		}
 		eq = strrchr(item, '=');
 		if ((item[0] == '+' || item[0] == '-') && item[1] && !eq) {
 			/* dynamic_flag's convention: +pattern, -pattern */
-			v[i].glob = item + 1;
-			v[i].on = item[0] == '+';
+			v[j].glob = item + 1;
+			v[j++].on = item[0] == '+';
 			item = end + 1;
 			continue;
 		}
@@ -666,12 +673,14 @@ static void env_parse(void)
 			goto bad;
 		}
 		*eq = '\0';
-		v[i].glob = item;
-		v[i].on = !strcmp(eq + 1, "on");
+		v[j].glob = item;
+		v[j++].on = !strcmp(eq + 1, "on");
 		item = end + 1;
 	}
+	if (!j)
+		goto bad;	/* nothing but commas: nothing to set */
 	env_items = v;
-	env_n = n;
+	env_n = j;
 	return;
 bad:
 	free(copy);

@@ -56,14 +56,17 @@ struct cpu_state {
 static struct cpu_state state;
 static int ready;	/* see cpu_state() */
 
-/* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap. */
+/* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap.
+ * Items are separated by commas, and an empty one is skipped, as in every
+ * list-valued variable (switchyard(3) ENVIRONMENT); a blank is part of an
+ * item (so "erms fsrm" is one unknown name, reported). */
 static void read_mask(uint32_t *words)
 {
 	const char *env = secure_getenv("SWITCHYARD_CPU_MASK");
 	char name[32];
 
 	while (env && *env) {
-		size_t n = strcspn(env, ", ");
+		size_t n = strcspn(env, ",");
 		bool known = false;
 
 		if (n && n < sizeof(name)) {
@@ -83,7 +86,7 @@ static void read_mask(uint32_t *words)
 			       "unknown CPU feature '%.*s' ignored", (int)n,
 			       env);
 		env += n;
-		env += strspn(env, ", ");
+		env += strspn(env, ",");
 	}
 }
 
@@ -108,9 +111,12 @@ static const struct cpu_state *cpu_state(void)
 	sy_arch_cpu_probe(&s.cpu, s.words);
 	read_mask(mask);
 	/* the mask before the synthetic features are derived (masking
-	 * avx512f hides avx512_copy), and after (they can be masked too) */
+	 * avx512f hides avx512_copy), and after (they can be masked too);
+	 * what a hidden (or absent) feature's dependents need goes with it,
+	 * as with the kernel's clearcpuid= (masking avx hides avx2) */
 	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
 		s.words[i] &= ~mask[i];
+	sy_arch_cpu_deps(s.words);
 	sy_arch_cpu_synthetic(&s.cpu, s.words);
 	for (int i = 0; i < SWITCHYARD_CPU_WORDS; i++)
 		s.words[i] &= ~mask[i];

@@ -185,9 +185,11 @@ static int start_worker(void)
 static int dec_deferred(struct static_key *key, struct sy_delayed_work *work,
 			unsigned long timeout)
 {
-	int v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
+	int v;
 	int r = 0;
 
+	sy_vg_benign_race(&key->enabled, sizeof(key->enabled)); /* static_key.c */
+	v = __atomic_load_n(&key->enabled, __ATOMIC_ACQUIRE);
 	deferred_setup();
 	/* Above 1: an ordinary decrement, at once (lock-free cmpxchg). */
 	while (v > 1)

@@ -74,6 +74,8 @@ static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
  *                        before the call returns
  *   sy_arch_cpu_probe    the CPU's identity and feature words
  *                        (<switchyard/cpufeature.h>)
+ *   sy_arch_cpu_deps     hide every feature whose prerequisite is hidden
+ *                        (transitively; clearcpuid's cpuid-deps)
  *   sy_arch_cpu_synthetic  the synthetic features, from the others
  *   sy_arch_cpu_relax    a spin-wait hint
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
@@ -100,6 +102,14 @@ struct sy_arch_fix {
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
+/* src/arch/<arch>/sync.c: whether the calling thread is known to be the
+ * process's only one (then no other core needs a sync, and no membarrier
+ * is made); what a membarrier error means, for a message. */
+SY_HIDDEN bool sy_arch_single_threaded(void);
+/* src/static_key.c: tell helgrind and DRD that the field at addr is read
+ * and written without a lock on purpose (a no-op when not under them). */
+SY_HIDDEN void sy_vg_benign_race(const void *addr, size_t len);
+SY_HIDDEN const char *sy_membarrier_why(int err);
 /* src/arch/<arch>/insn.c, for alternatives: copy len bytes of code at from
  * into buf, to be written at `to`, relative operands keeping their
  * destinations (0, -EINVAL: undecodable, -ERANGE: out of reach, -ENOSYS);
@@ -111,6 +121,7 @@ SY_HIDDEN void sy_arch_nop_fill(uint8_t *buf, size_t len);
 SY_HIDDEN void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 				 uint32_t words[SWITCHYARD_CPU_WORDS]);
 /* ... and the synthetic features, from the words left after the mask */
+SY_HIDDEN void sy_arch_cpu_deps(uint32_t words[SWITCHYARD_CPU_WORDS]);
 SY_HIDDEN void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 				     uint32_t words[SWITCHYARD_CPU_WORDS]);
 

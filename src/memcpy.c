@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "memcpy_impl.h"
@@ -151,10 +152,8 @@ static int parse_config(const char *text, size_t len, char sep,
 		line++;
 		if (sep == '\n' && (!n || item[0] == '#'))
 			continue;
-		if (!n) {
-			snprintf(err, errsize, "item %d: empty item", line);
-			return -1;
-		}
+		if (!n)		/* an empty item: skipped (ENVIRONMENT) */
+			continue;
 		for (eq = 0; eq < n && item[eq] != '='; eq++)
 			;
 		if (eq == n) {
@@ -193,10 +192,6 @@ bad_number:
 			 "0..%u", line, (int)(n > 40 ? 40 : n), item,
 			 item[0] == 's' ? SWITCHYARD_MEMCPY_SHORT_LIMIT
 					: UINT32_MAX);
-		return -1;
-	}
-	if (sep != '\n' && len && text[len - 1] == sep) {
-		snprintf(err, errsize, "item %d: empty item", line + 1);
 		return -1;
 	}
 	if (!got) {
@@ -246,21 +241,72 @@ int switchyard_memcpy_config_path(char *buf, size_t size)
 
 #define MC_FILE_MAX 4096
 
-/* 1 read and applied, 0 no file, -1 rejected (reported) */
+/*
+ * What the file must be, checked on the open descriptor (no race with a
+ * rename): a regular file (a FIFO would block every program that links the
+ * library before main(), a device or a directory is no configuration) of at
+ * most MC_FILE_MAX bytes, owned by the user (or root) and writable by
+ * nobody else: whoever can write it chooses the copy routine's thresholds
+ * of every program the user runs, so a file another user made or may change
+ * is not trusted. NULL if it is fine, else why not.
+ */
+static const char *file_refused(int fd, char *why, size_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return "cannot be examined (fstat failed)";
+	if (!S_ISREG(st.st_mode))
+		return S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file" :
+		       S_ISDIR(st.st_mode) ? "is a directory" :
+		       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ?
+				"is a device, not a regular file" :
+				"is not a regular file";
+	if (st.st_size > MC_FILE_MAX)
+		return "longer than 4096 bytes";
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, size, "is owned by uid %u, not by this user "
+			 "(uid %u)", (unsigned)st.st_uid, (unsigned)geteuid());
+		return why;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, size, "is writable by %s (mode %04o; "
+			 "chmod go-w to use it)",
+			 st.st_mode & S_IWOTH ? "every user" : "its group",
+			 (unsigned)(st.st_mode & 07777));
+		return why;
+	}
+	return NULL;
+}
+
+/* 1 read and applied, 0 no file, -1 rejected (reported). Called once per
+ * process, while the library loads: nothing here may block (O_NONBLOCK: a
+ * FIFO's open would wait for a writer) or follow a link another user may
+ * have planted (O_NOFOLLOW). */
 static int read_file(struct sy_mc_config *c, unsigned *set)
 {
 	char path[4096], text[MC_FILE_MAX + 1], err[160];
+	const char *no;
 	ssize_t len = 0, r;
 	int fd;
 
 	if (switchyard_memcpy_config_path(path, sizeof(path)))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+			O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s: %s; thresholds "
-		       "from the defaults", path, strerror(errno));
+		       "from the defaults", path, errno == ELOOP ?
+		       "is a symbolic link, not followed" : strerror(errno));
+		return -1;
+	}
+	no = file_refused(fd, err, sizeof(err));
+	if (no) {
+		close(fd);
+		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s %s: ignored, "
+		       "thresholds from the defaults", path, no);
 		return -1;
 	}
 	while ((r = read(fd, text + len, sizeof(text) - (size_t)len)) > 0)

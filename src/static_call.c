@@ -126,10 +126,17 @@ static int membarrier(int cmd)
 /*
  * Whether sites can be patched in this process, decided once: rseq must be
  * registered by libc (not under GLIBC_TUNABLES=glibc.pthread.rseq=0, nor
- * under valgrind, whose __rseq_size is 0), its area must sit where a torn
- * disp32 is harmless (see register_locked()), and the kernel must offer the
- * RSEQ membarrier. SWITCHYARD_STATIC_CALL=detour parks every site (the
- * fallback, for tests and for users who want no code written).
+ * under valgrind, whose __rseq_size is 0) and its area must sit where a
+ * torn disp32 is harmless (see register_locked()). SWITCHYARD_STATIC_CALL=
+ * detour parks every site (the fallback, for tests and for users who want
+ * no code written).
+ *
+ * The RSEQ membarrier is not registered here: this runs while objects load,
+ * and a sandbox may kill a process on membarrier. It is registered at the
+ * first update that needs the barrier (rseq_barrier()); where the kernel
+ * lacks it or a filter refuses it, that update and every later one leave
+ * the key's guards on JMP, so its calls go through the detours (correct,
+ * an indirect call slower).
  */
 static bool patching(void)
 {
@@ -145,8 +152,6 @@ static bool patching(void)
 		      "GLIBC_TUNABLES=glibc.pthread.rseq=0, or valgrind)";
 	else if (__rseq_offset < 0 || __rseq_offset + 8 >= 0x10000)
 		why = "the rseq area is not where this build expects it";
-	else if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
-		why = "the kernel has no membarrier(PRIVATE_EXPEDITED_RSEQ)";
 	mode = why ? -1 : 1;
 	arm_disp = why ? 0 : (uint32_t)(__rseq_offset + 8);
 	if (why)
@@ -879,6 +884,38 @@ static int unregister_locked(struct sy_sc_entry *start)
 
 /* ---- update ------------------------------------------------------------- */
 
+/*
+ * Step 2's barrier. A process with one thread needs none: the only thread
+ * is this one, outside every site's critical section (had a signal
+ * interrupted it inside one, the kernel moved it to the abort handler
+ * before the handler ran), and a thread created later starts after the
+ * guards are JMP (see sy_arch_single_threaded()). Otherwise the command,
+ * registered at its first use: an unregistered process (this one until
+ * then, a child after fork()) gets EPERM from the command, and then
+ * registration decides; a filter's EPERM fails registration too.
+ */
+static int rseq_barrier(void)
+{
+	static int reported;
+	int r;
+
+	if (sy_arch_single_threaded())
+		return 0;
+	r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+	if (r == -EPERM) {
+		r = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ);
+		if (!r)
+			r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+	}
+	if (r && !reported) {
+		reported = 1;
+		sy_log(SWITCHYARD_LOG_INFO, "membarrier(PRIVATE_EXPEDITED_RSEQ)"
+		       ": %s; updated static calls go through their detour "
+		       "(an indirect call)", sy_membarrier_why(r));
+	}
+	return r;
+}
+
 /* A failed RSEQ barrier may leave threads inside sections whose guards are
  * JMP: the next update must run one before it writes a payload, even if it
  * flips no guard itself. Patch lock. */
@@ -907,6 +944,8 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	 * on its way: as with the kernel's static_call_update(), a caller
 	 * that frees what the old target uses waits for such calls itself.
 	 */
+	/* read without a lock by every detour: see sy_vg_benign_race() */
+	sy_vg_benign_race(&key->func, sizeof(key->func));
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (mode <= 0 || !tables)
 		return 0;
@@ -921,10 +960,7 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 		return r;
 	}
 	if (flipped || barrier_owed) {
-		r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ); /* 2 */
-		if (r == -EPERM &&	/* a child after fork(): register */
-		    !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ))
-			r = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
+		r = rseq_barrier();				/* 2 */
 		barrier_owed = r != 0;
 		if (r)
 			goto parked;
@@ -939,10 +975,12 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 parked:
 	/* Steps 2-4: every guard of the key is JMP (a failed batch is
 	 * undone by the engine), so every call goes through a detour, which
-	 * calls the new target: the update itself took effect. */
-	sy_log(SWITCHYARD_LOG_WARN, "static call update: sites could not "
-	       "be patched (%s); they call the new target through their "
-	       "detour", strerror(-r));
+	 * calls the new target: the update itself took effect. A refused
+	 * barrier was reported once, by rseq_barrier(). */
+	if (!barrier_owed)
+		sy_log(SWITCHYARD_LOG_WARN, "static call update: sites could "
+		       "not be patched (%s); they call the new target through "
+		       "their detour", strerror(-r));
 	return 0;
 }
 

@@ -22,6 +22,9 @@ done
 # The library's man page, under whatever CMAKE_INSTALL_MANDIR is.
 [ -n "$(find "$p/prefix" -path '*/man3/switchyard.3')" ] ||
 	{ echo "FAIL: man3/switchyard.3 not installed"; exit 1; }
+# The suppression file for helgrind and DRD (README), under the data dir.
+[ -n "$(find "$p/prefix" -path '*/switchyard/switchyard.supp')" ] ||
+	{ echo "FAIL: share/switchyard/switchyard.supp not installed"; exit 1; }
 soname=$(objdump -p "$lib/libswitchyard.so" | awk '/SONAME/ { print $2 }')
 [ "$soname" = libswitchyard.so.0 ] || { echo "FAIL: SONAME is '$soname'"; exit 1; }
 # Exported functions: the API and the two glue entry points, nothing else.

@@ -133,7 +133,9 @@ struct switchyard_stats {
 	uint64_t sites_refused;	/* sites that held unexpected bytes */
 	uint64_t patch_batches;	/* committed poke batches */
 	uint64_t patched_sites;	/* sites written by those batches */
-	uint64_t sync_calls;	/* core synchronisations (one per batch) */
+	uint64_t sync_calls;	/* core synchronisations (one per batch; no
+				   system call while the process has one
+				   thread) */
 	uint64_t sync_fallbacks; /* ... of which without membarrier */
 	uint64_t write_calls;	/* system calls that wrote code */
 	uint64_t rwx_windows;	/* writes through a read-write-execute window */

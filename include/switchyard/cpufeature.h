@@ -20,8 +20,12 @@
  *
  * SWITCHYARD_CPU_MASK=erms,fsrm,... in the environment hides features (the
  * names /proc/cpuinfo uses), for tests and for users who want another
- * choice; an unknown name is reported (log, WARN) and ignored. Read once,
- * when the library loads.
+ * choice; an unknown name is reported (log, WARN) and ignored. A hidden
+ * feature hides every feature that needs it, transitively, as the kernel's
+ * clearcpuid= does: sse2 -> pni, sse4_1, sse4_2, avx; xsave -> osxsave ->
+ * avx -> fma, avx2, avx512f; avx2 -> avx512f -> avx512dq, cd, bw, vl;
+ * erms -> fsrm, fzrm, fsrs (the same holds for a feature the CPU or the OS
+ * lacks). Read once, when the library loads.
  *
  * On other architectures every X86_FEATURE_* is absent and the vendor is
  * "unknown".

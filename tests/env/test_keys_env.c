@@ -181,8 +181,8 @@ int main(int argc, char **argv)
 	CHECK(count(err, "SWITCHYARD_KEYS: env_a on") == 0);
 
 	/* 4. more malformed values, each refused as a whole */
-	static const char *const bad[] = { "=on", "env_a", "env_a=on,",
-					   ",env_a=on", "env_a=ON", "+", "-" };
+	static const char *const bad[] = { "=on", "env_a", "env_a=ON", "+",
+					   "-" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run(argv[0], argv[1], bad[i], out, sizeof(out), err,
 		    sizeof(err));

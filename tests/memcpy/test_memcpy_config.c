@@ -10,8 +10,12 @@
  *   - malformed variables and files: rejected as a whole, with a message
  *     that names the problem; the defaults stay;
  *   - a quick calibration saved, then read back by the next process.
+ * With --kinds, what may stand at the file's path (test_memcpy_config_file):
+ * a FIFO must not hang the child before main() (it has 10 s), and it, a
+ * directory, a device, a symbolic link, a file writable by others or owned
+ * by another user (as root) are ignored with a message; the defaults stay.
  *
- *   test_memcpy_config DIR     DIR: a scratch directory (emptied)
+ *   test_memcpy_config [--kinds] DIR     DIR: a scratch directory (emptied)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +94,7 @@ static struct result run(const char *env, int calibrate)
 		dup2(pe[1], 2);
 		close(po[0]);
 		close(pe[0]);
+		alarm(10);	/* a child that hangs at start-up fails */
 		setenv("XDG_CACHE_HOME", dir, 1);
 		unsetenv("SWITCHYARD_CPU_MASK");
 		if (env)
@@ -149,6 +154,73 @@ static void check_rejected(const char *env, const char *want)
 			env ? env : "(file)", want, r.err);
 }
 
+/* What may stand at the calibration path, and what the library makes of
+ * it: a good file is read (the control), anything else is ignored with a
+ * message saying why, and nothing hangs. */
+static int kinds(void)
+{
+	struct result r;
+	char cmd[2200], good[4200];
+
+	setenv("XDG_CACHE_HOME", dir, 1);
+	CHECK_EQ(switchyard_memcpy_config_path(path, sizeof(path)), 0);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/switchyard'", dir);
+	CHECK_EQ(system(cmd), 0);
+	defaults = run(NULL, 0);
+	CHECK_EQ(defaults.source, SWITCHYARD_MEMCPY_FROM_DEFAULT);
+
+	/* the control: an ordinary file of the user's, 0644 and 0600 */
+	write_file("short_max=24\n");
+	CHECK_EQ(chmod(path, 0644), 0);
+	r = run(NULL, 0);
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
+	CHECK_EQ(r.short_max, 24);
+	CHECK_EQ(r.err[0], 0);
+	CHECK_EQ(chmod(path, 0600), 0);
+	CHECK_EQ(run(NULL, 0).source, SWITCHYARD_MEMCPY_FROM_FILE);
+
+	/* writable by others: whoever can write it steers every program */
+	CHECK_EQ(chmod(path, 0666), 0);
+	check_rejected(NULL, "writable by every user");
+	CHECK_EQ(chmod(path, 0664), 0);
+	check_rejected(NULL, "writable by its group");
+	CHECK_EQ(chmod(path, 0644), 0);
+	/* another user's file (root may make one) */
+	if (geteuid() == 0) {
+		CHECK_EQ(chown(path, 65534, 65534), 0);
+		check_rejected(NULL, "owned by uid 65534");
+	} else {
+		printf("(not root: another user's file not tried)\n");
+	}
+	/* a symbolic link, even to a good file */
+	snprintf(good, sizeof(good), "%s.good", path);
+	CHECK_EQ(rename(path, good), 0);
+	CHECK_EQ(chown(good, geteuid(), getegid()), 0);
+	CHECK_EQ(symlink(good, path), 0);
+	check_rejected(NULL, "symbolic link");
+	CHECK_EQ(unlink(path), 0);
+	/* a device */
+	CHECK_EQ(symlink("/dev/zero", path), 0);
+	check_rejected(NULL, "symbolic link");
+	CHECK_EQ(unlink(path), 0);
+	/* a directory */
+	CHECK_EQ(mkdir(path, 0755), 0);
+	check_rejected(NULL, "is a directory");
+	CHECK_EQ(rmdir(path), 0);
+	/* a FIFO: a blocking open would wait for a writer forever */
+	CHECK_EQ(mkfifo(path, 0644), 0);
+	r = run(NULL, 0);
+	CHECK_EQ(r.status, 0);	/* not killed by its alarm: no hang */
+	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_DEFAULT);
+	CHECK(strstr(r.err, "is a FIFO") != NULL);
+	/* said once, not once per use */
+	CHECK(!strstr(r.err, "is a FIFO") ||
+	      !strstr(strstr(r.err, "is a FIFO") + 1, "is a FIFO"));
+	CHECK_EQ(unlink(path), 0);
+	unlink(good);
+	return sy_test_done("test_memcpy_config_file");
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const bad_env[][2] = {
@@ -164,9 +236,7 @@ int main(int argc, char **argv)
 		{ "rep_min=99999999999", "not a number" },
 		{ "rep_min=0x100", "not a number" },
 		{ "short_max=1,short_max=2", "given twice" },
-		{ "short_max=1,", "empty item" },
-		{ ",short_max=1", "empty item" },
-		{ "short_max=1,,rep_min=2", "empty item" },
+		{ ",", "no threshold given" },	/* empty items: skipped */
 		{ "short_max", "not key=value" },
 		{ "foo=1", "unknown key 'foo'" },
 		{ "Short_max=1", "unknown key" },
@@ -177,10 +247,16 @@ int main(int argc, char **argv)
 	struct result r;
 	char cmd[2200];
 
+	bool kind_test = argc > 2 && !strcmp(argv[1], "--kinds");
+
 	if (argc > 2 && !strcmp(argv[1], "--child"))
 		child_report(!strcmp(argv[2], "calibrate"));
+	if (kind_test) {
+		argv++;
+		argc--;
+	}
 	if (argc < 2)
-		SKIP("usage: test_memcpy_config DIR");
+		SKIP("usage: test_memcpy_config [--kinds] DIR");
 	/* readlink, not exec of /proc/self/exe: under qemu-user that is
 	 * the emulator (its readlink is the guest's program) */
 	{
@@ -194,6 +270,8 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, dir);
 	if (system(cmd))
 		SKIP("cannot make %s", dir);
+	if (kind_test)
+		return kinds();
 
 	/* the defaults: no file, no variable; nothing said */
 	defaults = run(NULL, 0);

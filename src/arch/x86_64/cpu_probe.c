@@ -93,6 +93,56 @@ void sy_arch_cpu_probe(struct switchyard_cpu *cpu,
 }
 
 /*
+ * What each feature needs, as the kernel's arch/x86/kernel/cpu/cpuid-deps.c
+ * says it (clearcpuid=avx hides avx2 and avx512f there), plus what code
+ * written for a feature takes for granted: AVX needs the OS to save its
+ * registers (OSXSAVE, which needs XSAVE: the probe reads XCR0 only then);
+ * AVX-512 code assumes AVX2 (no CPU has one without the other); FSRM, FZRM
+ * and FSRS refine the fast string operations of ERMS, so that masking erms
+ * keeps rep movsb/stosb out of every choice. Applied until nothing changes
+ * (masking sse2 hides sse3, sse4 and, through xsave... no: through nothing
+ * else; masking xsave hides osxsave, avx, avx2, fma, avx512*).
+ */
+static const struct {
+	uint16_t feature, needs;
+} deps[] = {
+	{ X86_FEATURE_XMM2, X86_FEATURE_XMM },
+	{ X86_FEATURE_XMM3, X86_FEATURE_XMM2 },
+	{ X86_FEATURE_XMM4_1, X86_FEATURE_XMM2 },
+	{ X86_FEATURE_XMM4_2, X86_FEATURE_XMM2 },
+	{ X86_FEATURE_OSXSAVE, X86_FEATURE_XSAVE },
+	{ X86_FEATURE_AVX, X86_FEATURE_XSAVE },
+	{ X86_FEATURE_AVX, X86_FEATURE_OSXSAVE },
+	{ X86_FEATURE_AVX, X86_FEATURE_XMM2 },
+	{ X86_FEATURE_FMA, X86_FEATURE_AVX },
+	{ X86_FEATURE_AVX2, X86_FEATURE_AVX },
+	{ X86_FEATURE_AVX512F, X86_FEATURE_AVX },
+	{ X86_FEATURE_AVX512F, X86_FEATURE_AVX2 },
+	{ X86_FEATURE_AVX512DQ, X86_FEATURE_AVX512F },
+	{ X86_FEATURE_AVX512CD, X86_FEATURE_AVX512F },
+	{ X86_FEATURE_AVX512BW, X86_FEATURE_AVX512F },
+	{ X86_FEATURE_AVX512VL, X86_FEATURE_AVX512F },
+	{ X86_FEATURE_FSRM, X86_FEATURE_ERMS },
+	{ X86_FEATURE_FZRM, X86_FEATURE_ERMS },
+	{ X86_FEATURE_FSRS, X86_FEATURE_ERMS },
+};
+
+void sy_arch_cpu_deps(uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
+			if (has(words, deps[i].feature) &&
+			    !has(words, deps[i].needs)) {
+				clear(words, deps[i].feature);
+				changed = true;
+			}
+	}
+}
+
+/*
  * Synthetic features, from the features left after SWITCHYARD_CPU_MASK
  * (so that masking avx512f also hides what depends on it):
  *  - REP_GOOD, the kernel's "rep movs/stos are fast here": its
