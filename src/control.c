@@ -27,11 +27,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_path.h"
 #include "internal.h"
 
 #define CTL_CLIENTS 16
@@ -47,9 +49,31 @@ struct client {
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t ctl_thread;
-static bool ctl_running;		/* ctl_lock */
-static int ctl_listen = -1, ctl_wake[2] = { -1, -1 };
-static char ctl_sock[108];
+static bool ctl_running;	/* ctl_lock: ctl_thread exists, to be joined */
+static bool ctl_wanted;		/* the process asked for control (atomic) */
+static pid_t ctl_waiting;	/* a forked child's thread: the parent whose
+				 * exit it waits for (set before the thread
+				 * starts, 0 once it serves; atomic) */
+static pid_t ctl_fork_parent;	/* the pid that last forked (atomic) */
+/* set by whoever binds (start(), or the thread of a child), read by
+ * stop() after the join */
+static int ctl_listen = -1, ctl_dirfd = -1, ctl_wake[2] = { -1, -1 };
+static int ctl_pidfd = -1;	/* a waiting child's thread's: its parent */
+static char ctl_name[32];	/* "<pid>.sock" in ctl_dirfd, once bound */
+
+/*
+ * A program may opt out of SWITCHYARD_CONTROL and SWITCHYARD_KEYS (the
+ * switchyard tool does: they are meant for the programs it inspects) by
+ * defining this (SWITCHYARD_IGNORE_CONTROL_ENV, <switchyard/control.h>).
+ * A weak reference: resolved when the library is relocated, before any
+ * constructor, and NULL in every other program.
+ */
+extern const int switchyard_ignore_control_env __attribute__((weak));
+
+static bool env_ignored(void)
+{
+	return &switchyard_ignore_control_env && switchyard_ignore_control_env;
+}
 
 static uint64_t now_ms(void)
 {
@@ -59,24 +83,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The directory of the sockets of this user (no trailing slash). */
-static int ctl_dir(char *buf, size_t size)
-{
-	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (rt && rt[0] == '/')
-		n = snprintf(buf, size, "%s/switchyard", rt);
-	else
-		n = snprintf(buf, size, "/tmp/switchyard-%u",
-			     (unsigned)geteuid());
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
 int switchyard_control_path(int pid, char *buf, size_t size)
 {
 	char dir[4096];
-	int n, r = ctl_dir(dir, sizeof(dir));
+	int n, r = sy_ctl_dir(dir, sizeof(dir));
 
 	if (r)
 		return r;
@@ -84,26 +94,6 @@ int switchyard_control_path(int pid, char *buf, size_t size)
 		return -EINVAL;
 	n = snprintf(buf, size, "%s/%d.sock", dir, pid ? pid : (int)getpid());
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* mkdir 0700, or an existing directory that is ours and 0700 (not a
- * symlink: lstat) */
-static int make_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 0777) != 0700) {
-		sy_log(SWITCHYARD_LOG_ERROR, "control: %s is not a directory "
-		       "of mode 0700 owned by uid %u: not serving", dir,
-		       (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -587,7 +577,7 @@ static void env_parse(void)
 	size_t n = 1;
 	char *copy, *item;
 
-	if (!env || !*env)
+	if (!env || !*env || env_ignored())
 		return;
 	for (const char *p = env; *p; p++)
 		n += *p == ',';
@@ -863,12 +853,157 @@ static int serve_accept(struct client *cl)
 	return 0;
 }
 
+/* ---- start, stop, fork -------------------------------------------------- */
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void close_all(void)
+{
+	close_fd(&ctl_listen);
+	close_fd(&ctl_dirfd);
+	close_fd(&ctl_wake[0]);
+	close_fd(&ctl_wake[1]);
+	close_fd(&ctl_pidfd);
+}
+
+/*
+ * Make this process's socket: the directory checked and held open (it is
+ * where the socket is removed at stop, whatever its path's length), the
+ * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
+ * 0600, listening. 0, or a negative errno, logged.
+ */
+static int ctl_bind(void)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	char dir[4096], why[4400];
+	int r = sy_ctl_dir(dir, sizeof(dir));
+
+	why[0] = 0;
+	if (r) {
+		snprintf(why, sizeof(why), "the socket directory's path "
+			 "(XDG_RUNTIME_DIR) is longer than %zu bytes",
+			 sizeof(dir) - 1);
+		goto fail;
+	}
+	r = sy_ctl_dir_open(dir, true, why, sizeof(why));
+	if (r < 0)
+		goto fail;
+	ctl_dirfd = r;
+	snprintf(ctl_name, sizeof(ctl_name), "%d.sock", (int)getpid());
+	r = sy_ctl_addr(ctl_dirfd, dir, ctl_name, &sa, &salen);
+	if (r) {
+		snprintf(why, sizeof(why), "%s/%s does not fit a socket "
+			 "address (108 bytes) and /proc is not mounted to "
+			 "reach it through its directory", dir, ctl_name);
+		goto fail;
+	}
+	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+	if (ctl_listen < 0) {
+		r = -errno;
+		goto fail;
+	}
+	unlinkat(ctl_dirfd, ctl_name, 0);	/* a stale socket of an earlier
+						 * process of this pid */
+	if (bind(ctl_listen, (struct sockaddr *)&sa, salen)) {
+		r = -errno;
+		snprintf(why, sizeof(why), "%s/%s: %s", dir, ctl_name,
+			 strerror(-r));
+		goto fail;
+	}
+	if (fchmodat(ctl_dirfd, ctl_name, 0600, 0) || listen(ctl_listen, 64)) {
+		r = -errno;
+		unlinkat(ctl_dirfd, ctl_name, 0);
+		goto fail;
+	}
+	return 0;
+fail:
+	close_fd(&ctl_listen);
+	close_fd(&ctl_dirfd);
+	ctl_name[0] = 0;
+	sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
+	       why[0] ? why : strerror(-r));
+	return r;
+}
+
+/*
+ * A forked child's control thread, first: wait until the parent that
+ * forked it has exited (true), or until stop() (false). The parent's exit
+ * is seen through a pidfd (Linux 5.3), else by getppid() once a second.
+ * Then the parent's socket, if the parent could not remove it (daemon(3)'s
+ * parent leaves with _exit()) and nothing listens on it, is removed: the
+ * child that goes on is what the user now reaches.
+ */
+static bool ctl_wait_parent(pid_t parent)
+{
+	struct pollfd pf[2] = { { ctl_wake[0], POLLIN, 0 }, { -1, POLLIN, 0 } };
+	int r;
+
+#ifdef SYS_pidfd_open
+	if (getppid() == parent) {
+		ctl_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+		if (ctl_pidfd >= 0)
+			fcntl(ctl_pidfd, F_SETFD, FD_CLOEXEC);
+		pf[1].fd = ctl_pidfd;
+	}
+#endif
+	/* checked after pidfd_open(): the pidfd is the parent's own */
+	while (getppid() == parent) {
+		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, pf[1].fd >= 0 ? -1 : 1000);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && pf[0].revents) {
+			close_fd(&ctl_pidfd);
+			return false;	/* stop() (or its pipe was closed) */
+		}
+		if (r > 0 && pf[1].revents)
+			break;		/* the parent exited */
+	}
+	close_fd(&ctl_pidfd);
+	return true;
+}
+
+static void ctl_remove_stale(pid_t pid, const char *dir)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "%d.sock", (int)pid);
+	if (sy_ctl_addr(ctl_dirfd, dir, name, &sa, &salen))
+		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	/* refused: a socket file nobody listens on (a listener that is
+	 * merely busy gives EAGAIN, and is left alone) */
+	if (connect(fd, (struct sockaddr *)&sa, salen) && errno == ECONNREFUSED)
+		unlinkat(ctl_dirfd, name, 0);
+	close(fd);
+}
+
 static void *ctl_main(void *arg)
 {
 	struct client cl[CTL_CLIENTS];
 	struct pollfd pf[CTL_CLIENTS + 2];
+	pid_t parent = (pid_t)(intptr_t)arg;
 
-	(void)arg;
+	if (parent) {
+		char dir[4096];
+
+		if (!ctl_wait_parent(parent) || ctl_bind())
+			return NULL;
+		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELEASE);
+		if (!sy_ctl_dir(dir, sizeof(dir)))
+			ctl_remove_stale(parent, dir);
+	}
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		cl[i].fd = -1;
 	for (;;) {
@@ -905,67 +1040,69 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------ */
-
-static void close_all(void)
+/* The thread, born with every signal blocked (arg: ctl_main's). */
+static int ctl_spawn(pid_t parent)
 {
-	if (ctl_listen >= 0)
-		close(ctl_listen);
-	for (int i = 0; i < 2; i++)
-		if (ctl_wake[i] >= 0)
-			close(ctl_wake[i]);
-	ctl_listen = ctl_wake[0] = ctl_wake[1] = -1;
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&ctl_thread, NULL, ctl_main,
+			    (void *)(intptr_t)parent);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Stop the thread (ctl_lock held, ctl_running): joined, its socket
+ * removed, every descriptor closed. */
+static void ctl_halt(void)
+{
+	(void)!write(ctl_wake[1], "x", 1);
+	pthread_join(ctl_thread, NULL);
+	if (ctl_listen >= 0 && ctl_dirfd >= 0 && ctl_name[0])
+		unlinkat(ctl_dirfd, ctl_name, 0);
+	close_all();
+	ctl_name[0] = 0;
+	ctl_running = false;
+	__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
 }
 
 int switchyard_control_start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[4096];
-	sigset_t all, old;
 	int r;
 
 	pthread_mutex_lock(&ctl_lock);
-	if (ctl_running) {
+	if (ctl_running && !__atomic_load_n(&ctl_waiting, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&ctl_lock);
 		return 0;
 	}
-	r = ctl_dir(dir, sizeof(dir));
-	if (!r)
-		r = make_dir(dir);
-	if (!r)
-		r = switchyard_control_path(0, sa.sun_path, sizeof(sa.sun_path));
-	if (r)
-		goto out;
-	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    0);
-	if (ctl_listen < 0 || pipe2(ctl_wake, O_CLOEXEC)) {
+	/* a forked child waiting for its parent's exit: serve now */
+	if (ctl_running)
+		ctl_halt();
+	if (pipe2(ctl_wake, O_CLOEXEC)) {
 		r = -errno;
-		goto fail;
-	}
-	unlink(sa.sun_path);	/* a stale socket of an earlier process */
-	if (bind(ctl_listen, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(sa.sun_path, 0600) || listen(ctl_listen, 64)) {
-		r = -errno;
-		goto fail;
-	}
-	strcpy(ctl_sock, sa.sun_path);
-	/* the thread is born with every signal blocked */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&ctl_thread, NULL, ctl_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
-		unlink(ctl_sock);
-		goto fail;
-	}
-	ctl_running = true;
-	goto out;
-fail:
-	close_all();
-out:
-	if (r)
 		sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
 		       strerror(-r));
+		goto out;
+	}
+	r = ctl_bind();
+	if (!r) {
+		r = ctl_spawn(0);
+		if (r) {
+			sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: "
+			       "%s", strerror(-r));
+			unlinkat(ctl_dirfd, ctl_name, 0);
+		}
+	}
+	if (r) {
+		close_all();
+		ctl_name[0] = 0;
+	} else {
+		ctl_running = true;
+		__atomic_store_n(&ctl_wanted, true, __ATOMIC_RELAXED);
+	}
+out:
 	pthread_mutex_unlock(&ctl_lock);
 	return r;
 }
@@ -977,32 +1114,64 @@ int switchyard_control_stop(void)
 		pthread_mutex_unlock(&ctl_lock);
 		return -ESRCH;
 	}
-	(void)!write(ctl_wake[1], "x", 1);
-	pthread_join(ctl_thread, NULL);
-	unlink(ctl_sock);
-	close_all();
-	ctl_running = false;
+	ctl_halt();
+	__atomic_store_n(&ctl_wanted, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctl_lock);
 	return 0;
 }
 
-/* A forked child has no control thread: forget the parent's (its socket
- * is the parent's to remove). */
+/*
+ * fork(). The child has none of the parent's threads, and the parent's
+ * socket is the parent's (the parent removes it at exit). A process that
+ * asked for control keeps it in the child that goes on, which is the one
+ * whose parent exits: daemon(3), the double fork, a supervisor's
+ * fork-and-exit. So the child starts a thread that waits for its parent's
+ * exit and only then binds <child pid>.sock; a child that execs, or a
+ * worker that exits while its parent lives, leaves no socket behind (the
+ * waiting thread dies with the exec or is joined at exit).
+ *
+ * The prepare handler only notes the parent's pid (it takes no lock: a
+ * stop() may hold ctl_lock while joining a thread that waits for the patch
+ * lock, which a forking thread may hold; lock.c). The child handler runs
+ * with one thread: it closes the inherited descriptors (the parent's
+ * copies stay open) and re-initialises ctl_lock, all async-signal-safe,
+ * then creates the thread. pthread_create() is not async-signal-safe, but
+ * glibc's fork() makes it usable in a child handler: it resets the locks
+ * pthread_create() takes (malloc's, the stack cache, the dynamic linker's
+ * load and TLS locks) before it runs the child handlers. The thread takes
+ * no lock until its parent has exited (then only its own and what a
+ * request takes, as in any process).
+ */
+static void ctl_atfork_prepare(void)
+{
+	__atomic_store_n(&ctl_fork_parent, getpid(), __ATOMIC_RELAXED);
+}
+
 static void ctl_atfork_child(void)
 {
-	if (ctl_running) {
-		close_all();
-		ctl_running = false;
-	}
 	pthread_mutex_init(&ctl_lock, NULL);
+	close_all();
+	ctl_name[0] = 0;
+	ctl_running = false;
+	__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&ctl_wanted, __ATOMIC_RELAXED) ||
+	    pipe2(ctl_wake, O_CLOEXEC))
+		return;
+	__atomic_store_n(&ctl_waiting, ctl_fork_parent, __ATOMIC_RELAXED);
+	if (ctl_spawn(ctl_fork_parent)) {
+		close_all();
+		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	ctl_running = true;
 }
 
 __attribute__((constructor)) static void ctl_init(void)
 {
 	const char *env = secure_getenv("SWITCHYARD_CONTROL");
 
-	pthread_atfork(NULL, NULL, ctl_atfork_child);
-	if (env && !strcmp(env, "1"))
+	pthread_atfork(ctl_atfork_prepare, NULL, ctl_atfork_child);
+	if (env && !strcmp(env, "1") && !env_ignored())
 		(void)switchyard_control_start();
 }
 
