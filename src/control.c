@@ -54,6 +54,9 @@ static bool ctl_wanted;		/* the process asked for control (atomic) */
 static pid_t ctl_waiting;	/* a forked child's thread: the parent whose
 				 * exit it waits for (set before the thread
 				 * starts, 0 once it serves; atomic) */
+static pid_t ctl_waiting_also;	/* and the parent's parent whose exit the
+				 * parent was still waiting for when it
+				 * forked (the double fork), or 0 */
 static pid_t ctl_fork_parent;	/* the pid that last forked (atomic) */
 /* set by whoever binds (start(), or the thread of a child), read by
  * stop() after the join */
@@ -877,7 +880,9 @@ static void close_all(void)
  * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
  * 0600, listening. 0, or a negative errno, logged.
  */
-static int ctl_bind(void)
+static void ctl_remove_stale(pid_t pid, const char *dir);
+
+static int ctl_bind(pid_t stale1, pid_t stale2)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
@@ -895,6 +900,12 @@ static int ctl_bind(void)
 	if (r < 0)
 		goto fail;
 	ctl_dirfd = r;
+	/* before this process's socket shows: whoever sees it can count on
+	 * the parents' being gone (test_control_fork) */
+	if (stale1)
+		ctl_remove_stale(stale1, dir);
+	if (stale2)
+		ctl_remove_stale(stale2, dir);
 	snprintf(ctl_name, sizeof(ctl_name), "%d.sock", (int)getpid());
 	r = sy_ctl_addr(ctl_dirfd, dir, ctl_name, &sa, &salen);
 	if (r) {
@@ -936,9 +947,9 @@ fail:
  * A forked child's control thread, first: wait until the parent that
  * forked it has exited (true), or until stop() (false). The parent's exit
  * is seen through a pidfd (Linux 5.3), else by getppid() once a second.
- * Then the parent's socket, if the parent could not remove it (daemon(3)'s
- * parent leaves with _exit()) and nothing listens on it, is removed: the
- * child that goes on is what the user now reaches.
+ * Then (ctl_bind()) the parent's socket, if the parent could not remove it
+ * (daemon(3)'s parent leaves with _exit()) and nothing listens on it, is
+ * removed: the child that goes on is what the user now reaches.
  */
 static bool ctl_wait_parent(pid_t parent)
 {
@@ -996,13 +1007,12 @@ static void *ctl_main(void *arg)
 	pid_t parent = (pid_t)(intptr_t)arg;
 
 	if (parent) {
-		char dir[4096];
+		pid_t also = __atomic_load_n(&ctl_waiting_also,
+					     __ATOMIC_RELAXED);
 
-		if (!ctl_wait_parent(parent) || ctl_bind())
+		if (!ctl_wait_parent(parent) || ctl_bind(parent, also))
 			return NULL;
 		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELEASE);
-		if (!sy_ctl_dir(dir, sizeof(dir)))
-			ctl_remove_stale(parent, dir);
 	}
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		cl[i].fd = -1;
@@ -1086,7 +1096,7 @@ int switchyard_control_start(void)
 		       strerror(-r));
 		goto out;
 	}
-	r = ctl_bind();
+	r = ctl_bind(0, 0);
 	if (!r) {
 		r = ctl_spawn(0);
 		if (r) {
@@ -1149,6 +1159,11 @@ static void ctl_atfork_prepare(void)
 
 static void ctl_atfork_child(void)
 {
+	/* the parent was itself a child still waiting for its own parent's
+	 * exit (the first child of a double fork): that one's socket is
+	 * this child's to clean up too */
+	pid_t also = __atomic_load_n(&ctl_waiting, __ATOMIC_RELAXED);
+
 	pthread_mutex_init(&ctl_lock, NULL);
 	close_all();
 	ctl_name[0] = 0;
@@ -1158,6 +1173,7 @@ static void ctl_atfork_child(void)
 	    pipe2(ctl_wake, O_CLOEXEC))
 		return;
 	__atomic_store_n(&ctl_waiting, ctl_fork_parent, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl_waiting_also, also, __ATOMIC_RELAXED);
 	if (ctl_spawn(ctl_fork_parent)) {
 		close_all();
 		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
