@@ -69,7 +69,7 @@ int sy_ctl_dir_open(const char *dir, bool serve, char *why, size_t whysize)
 		return r;
 	}
 	if (serve ? st.st_uid != me || (st.st_mode & 0777) != 0700 :
-		    (st.st_uid != me && st.st_uid != 0) ||
+		    (st.st_uid != me && st.st_uid != 0 && me != 0) ||
 		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		snprintf(why, whysize, "%s is owned by uid %u with mode %04o; "
 			 "%s", dir, (unsigned)st.st_uid,

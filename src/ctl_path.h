@@ -26,8 +26,10 @@ int sy_ctl_dir(char *buf, size_t size);
  * opened directory (fstat: what is checked is what is used):
  *   serve  (the library): made with mode 0700 if absent; it must be owned
  *          by this effective uid and have mode 0700 exactly;
- *   !serve (the tool): it must be owned by this effective uid or by root,
- *          and not be writable by group or others.
+ *   !serve (the tool): it must be owned by this effective uid or by root
+ *          (root: by anyone, as root may control any user's processes
+ *          through their directory), and not be writable by group or
+ *          others.
  * Returns the descriptor (O_RDONLY | O_DIRECTORY | O_CLOEXEC), or a
  * negative errno: -EPERM when the directory fails the check, -ENOENT when
  * absent (!serve), others from mkdir/open. why (size whysize) says what

@@ -8,12 +8,14 @@
  * another user may have made that directory first, and put a socket of
  * their own in it that answers whatever it likes. So the tool, as the
  * library does before serving, opens the directory without following a
- * symlink and checks the opened directory: owned by this user (or root),
- * writable by no one else; it then connects through that very directory
- * (/proc/self/fd/N/PID.sock, which also fits sun_path whatever the
- * directory's length). And it checks the server with SO_PEERCRED: the
- * process that listens must be the one asked for (its pid) and run as
- * this user or root. Anything else is refused, said so, exit status 1.
+ * symlink and checks the opened directory: owned by this user or root
+ * (root may use any user's directory, as it may control any user's
+ * processes), writable by no one else. It then connects through that
+ * very directory (/proc/self/fd/N/PID.sock, which also fits sun_path
+ * whatever the directory's length), and checks the server with
+ * SO_PEERCRED: the process that listens must be the one asked for (its
+ * pid) and run as this user or root (for root, also the directory's
+ * owner). Anything else is refused, said so, exit status 1.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -120,6 +123,7 @@ static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
 {
 	struct sockaddr_un sa;
 	struct ucred cr;
+	struct stat st;
 	socklen_t salen, crlen = sizeof(cr);
 	char name[32];
 	int s, r;
@@ -152,11 +156,16 @@ static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
 		close(s);
 		return r;
 	}
-	if (cr.pid != pid || (cr.uid != geteuid() && cr.uid != 0)) {
+	/* root may reach another user's process in that user's directory:
+	 * then the server must be the directory's owner */
+	if (fstat(dfd, &st))
+		st.st_uid = geteuid();
+	if (cr.pid != pid || (cr.uid != geteuid() && cr.uid != 0 &&
+			      (geteuid() != 0 || cr.uid != st.st_uid))) {
 		snprintf(msg, msgsize, "not trusting %s/%s: it is served by "
 			 "process %d of uid %u, not by process %d of uid %u "
 			 "or root", dir, name, (int)cr.pid, (unsigned)cr.uid,
-			 pid, (unsigned)geteuid());
+			 pid, (unsigned)(geteuid() ? geteuid() : st.st_uid));
 		close(s);
 		return -EPERM;
 	}

@@ -81,9 +81,17 @@ extern "C" {
  * constructors.
  */
 #define SWITCHYARD_IGNORE_CONTROL_ENV \
-	extern const int switchyard_ignore_control_env; \
-	__attribute__((visibility("default"), used)) \
-	const int switchyard_ignore_control_env = 1
+	SWITCHYARD__DECL_C const int switchyard_ignore_control_env \
+		__attribute__((visibility("default"))); \
+	SWITCHYARD__DEF_C __attribute__((used)) \
+		const int switchyard_ignore_control_env = 1
+#ifdef __cplusplus
+#define SWITCHYARD__DECL_C extern "C"
+#define SWITCHYARD__DEF_C extern "C"
+#else
+#define SWITCHYARD__DECL_C extern
+#define SWITCHYARD__DEF_C
+#endif
 
 /*
  * switchyard_control_start - start serving the control socket (idempotent:

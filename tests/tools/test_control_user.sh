@@ -135,17 +135,36 @@ PY
 
 	if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 		nb=$(id -u nobody)
-		chmod 755 "$tmp" "$tmp/run"
-		# a directory of another user
-		mkdir -m 700 "$d" && chown nobody "$d"
-		fake "$d" self -1
-		refused "a directory owned by nobody" "$fpid"
-		unfake
-		rm -rf "$d"
-		# a server running as another user in our own directory
+		# the tool run as nobody (the reproducer's victim)
+		cat >"$tmp/asnobody" <<EOF
+#!/bin/sh
+exec python3 -c 'import os, sys; os.setgroups([]); os.setgid($nb); os.setuid($nb); os.execv(sys.argv[1], sys.argv[1:])' "$cli" "\$@"
+EOF
+		chmod 755 "$tmp/asnobody" "$tmp" "$tmp/run"
+		realcli=$cli
+		# nobody's directory made first by another user (uid 12345)
+		if "$tmp/asnobody" --help >/dev/null 2>&1; then
+			mkdir -m 700 "$d" && chown 12345 "$d"
+			fake "$d" self 12345
+			cli=$tmp/asnobody
+			refused "a directory another user made" "$fpid"
+			cli=$realcli
+			unfake
+			rm -rf "$d"
+		else
+			echo "note: nobody cannot run $cli (a directory above it is closed): its case is left out"
+		fi
+		# root's own directory, a server running as another user
 		mkdir -m 700 "$d"
 		fake "$d" self "$nb"
 		refused "a server of uid $nb" "$fpid"
+		unfake
+		rm -rf "$d"
+		# root may reach a process of nobody in nobody's directory
+		mkdir -m 700 "$d" && chown "$nb" "$d"
+		fake "$d" self "$nb"
+		"$cli" set "$fpid" net_rx on >"$tmp/o" 2>"$tmp/e" ||
+			no "root and a process of nobody in its directory: $(cat "$tmp/o" "$tmp/e")"
 		unfake
 		rm -rf "$d"
 	else
