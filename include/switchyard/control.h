@@ -81,16 +81,16 @@ extern "C" {
  * constructors.
  */
 #define SWITCHYARD_IGNORE_CONTROL_ENV \
-	SWITCHYARD__DECL_C const int switchyard_ignore_control_env \
+	SY__DECL_C const int switchyard_ignore_control_env \
 		__attribute__((visibility("default"))); \
-	SWITCHYARD__DEF_C __attribute__((used)) \
+	SY__DEF_C __attribute__((used)) \
 		const int switchyard_ignore_control_env = 1
 #ifdef __cplusplus
-#define SWITCHYARD__DECL_C extern "C"
-#define SWITCHYARD__DEF_C extern "C"
+#define SY__DECL_C extern "C"
+#define SY__DEF_C extern "C"
 #else
-#define SWITCHYARD__DECL_C extern
-#define SWITCHYARD__DEF_C
+#define SY__DECL_C extern
+#define SY__DEF_C
 #endif
 
 /*
