@@ -31,7 +31,7 @@ until_true() {
 	i=0
 	while ! "$@"; do
 		i=$((i + 1))
-		[ $i -gt 300 ] && return 1
+		[ $i -gt 600 ] && return 1
 		sleep 0.05
 	done
 }
