@@ -858,29 +858,82 @@ static int serve_accept(struct client *cl)
 
 /* ---- start, stop, fork -------------------------------------------------- */
 
-static void close_fd(int *fd)
+/*
+ * Each descriptor of ours with the identity it had when made: a program
+ * may close descriptors it does not know of (a daemon closing every one
+ * after fork()) and reuse the numbers, and the library must then neither
+ * write to nor close the program's file. fstat() is async-signal-safe
+ * (the child handler uses these).
+ */
+struct ctl_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static struct ctl_id ctl_ids[5];	/* ctl_listen, ctl_dirfd, ctl_wake[2],
+					 * ctl_pidfd, in that order */
+
+static int *ctl_fd_slot(int i)
 {
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
+	int *const slots[] = { &ctl_listen, &ctl_dirfd, &ctl_wake[0],
+			       &ctl_wake[1], &ctl_pidfd };
+
+	return slots[i];
 }
+
+/* Remember what descriptor slot i is now (after making it). */
+static void ctl_note(int i)
+{
+	struct stat st;
+
+	if (*ctl_fd_slot(i) >= 0 && !fstat(*ctl_fd_slot(i), &st))
+		ctl_ids[i] = (struct ctl_id){ st.st_dev, st.st_ino };
+}
+
+/* Descriptor slot i is still the one we made. */
+static bool ctl_ours(int i)
+{
+	struct stat st;
+	int fd = *ctl_fd_slot(i);
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == ctl_ids[i].dev &&
+	       st.st_ino == ctl_ids[i].ino;
+}
+
+static void close_slot(int i)
+{
+	if (ctl_ours(i))
+		close(*ctl_fd_slot(i));
+	*ctl_fd_slot(i) = -1;
+}
+
+enum { CTL_LISTEN, CTL_DIRFD, CTL_WAKE_R, CTL_WAKE_W, CTL_PIDFD };
 
 static void close_all(void)
 {
-	close_fd(&ctl_listen);
-	close_fd(&ctl_dirfd);
-	close_fd(&ctl_wake[0]);
-	close_fd(&ctl_wake[1]);
-	close_fd(&ctl_pidfd);
+	for (int i = 0; i < 5; i++)
+		close_slot(i);
 }
+
+/* A pipe for stop() to wake the thread with. 0 or -errno. */
+static int ctl_make_wake(void)
+{
+	if (pipe2(ctl_wake, O_CLOEXEC))
+		return -errno;
+	ctl_note(CTL_WAKE_R);
+	ctl_note(CTL_WAKE_W);
+	return 0;
+}
+
+static void ctl_remove_stale(pid_t pid, const char *dir);
 
 /*
  * Make this process's socket: the directory checked and held open (it is
  * where the socket is removed at stop, whatever its path's length), the
  * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
- * 0600, listening. 0, or a negative errno, logged.
+ * 0600, listening; first the sockets stale1 and stale2 (pids, 0: none)
+ * if nobody listens on them. 0, or a negative errno, logged.
  */
-static void ctl_remove_stale(pid_t pid, const char *dir);
 
 static int ctl_bind(pid_t stale1, pid_t stale2)
 {
@@ -900,6 +953,7 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 	if (r < 0)
 		goto fail;
 	ctl_dirfd = r;
+	ctl_note(CTL_DIRFD);
 	/* before this process's socket shows: whoever sees it can count on
 	 * the parents' being gone (test_control_fork) */
 	if (stale1)
@@ -920,6 +974,7 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 		r = -errno;
 		goto fail;
 	}
+	ctl_note(CTL_LISTEN);
 	unlinkat(ctl_dirfd, ctl_name, 0);	/* a stale socket of an earlier
 						 * process of this pid */
 	if (bind(ctl_listen, (struct sockaddr *)&sa, salen)) {
@@ -935,8 +990,8 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 	}
 	return 0;
 fail:
-	close_fd(&ctl_listen);
-	close_fd(&ctl_dirfd);
+	close_slot(CTL_LISTEN);
+	close_slot(CTL_DIRFD);
 	ctl_name[0] = 0;
 	sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
 	       why[0] ? why : strerror(-r));
@@ -959,24 +1014,29 @@ static bool ctl_wait_parent(pid_t parent)
 #ifdef SYS_pidfd_open
 	if (getppid() == parent) {
 		ctl_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
-		if (ctl_pidfd >= 0)
+		if (ctl_pidfd >= 0) {
 			fcntl(ctl_pidfd, F_SETFD, FD_CLOEXEC);
+			ctl_note(CTL_PIDFD);
+		}
 		pf[1].fd = ctl_pidfd;
 	}
 #endif
-	/* checked after pidfd_open(): the pidfd is the parent's own */
+	/* checked after pidfd_open(): the pidfd is the parent's own. The
+	 * timeout, also with a pidfd: a program that closes our pipe (a
+	 * daemon closing every descriptor) is noticed (POLLNVAL) within a
+	 * second, as the serving loop does; closing a descriptor does not
+	 * wake a poll() on it */
 	while (getppid() == parent) {
-		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, pf[1].fd >= 0 ? -1 : 1000);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r > 0 && pf[0].revents) {
-			close_fd(&ctl_pidfd);
-			return false;	/* stop() (or its pipe was closed) */
+		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, 1000);
+		if ((r < 0 && errno != EINTR) || (r > 0 && pf[0].revents) ||
+		    (r > 0 && (pf[1].revents & POLLNVAL))) {
+			close_slot(CTL_PIDFD);
+			return false;	/* stop() (or our pipe was closed) */
 		}
 		if (r > 0 && pf[1].revents)
 			break;		/* the parent exited */
 	}
-	close_fd(&ctl_pidfd);
+	close_slot(CTL_PIDFD);
 	return true;
 }
 
@@ -1029,8 +1089,10 @@ static void *ctl_main(void *arg)
 			}
 		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
-		if (pf[0].revents)
-			break;	/* stop() */
+		if (pf[0].revents || (pf[1].revents & POLLNVAL))
+			break;	/* stop(), or the program closed our
+				 * descriptors (then poll() would return at
+				 * once, forever) */
 		/* drain the backlog: a burst of connections must not find
 		 * it full (connect() then fails with EAGAIN) */
 		if (pf[1].revents & POLLIN)
@@ -1068,9 +1130,13 @@ static int ctl_spawn(pid_t parent)
  * removed, every descriptor closed. */
 static void ctl_halt(void)
 {
-	(void)!write(ctl_wake[1], "x", 1);
+	/* not into a file of the program's that took our pipe's number:
+	 * the thread then sees POLLNVAL within a second (or its fd's new
+	 * file readable) and ends */
+	if (ctl_ours(CTL_WAKE_W))
+		(void)!write(ctl_wake[1], "x", 1);
 	pthread_join(ctl_thread, NULL);
-	if (ctl_listen >= 0 && ctl_dirfd >= 0 && ctl_name[0])
+	if (ctl_listen >= 0 && ctl_ours(CTL_DIRFD) && ctl_name[0])
 		unlinkat(ctl_dirfd, ctl_name, 0);
 	close_all();
 	ctl_name[0] = 0;
@@ -1090,8 +1156,8 @@ int switchyard_control_start(void)
 	/* a forked child waiting for its parent's exit: serve now */
 	if (ctl_running)
 		ctl_halt();
-	if (pipe2(ctl_wake, O_CLOEXEC)) {
-		r = -errno;
+	r = ctl_make_wake();
+	if (r) {
 		sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
 		       strerror(-r));
 		goto out;
@@ -1169,8 +1235,7 @@ static void ctl_atfork_child(void)
 	ctl_name[0] = 0;
 	ctl_running = false;
 	__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&ctl_wanted, __ATOMIC_RELAXED) ||
-	    pipe2(ctl_wake, O_CLOEXEC))
+	if (!__atomic_load_n(&ctl_wanted, __ATOMIC_RELAXED) || ctl_make_wake())
 		return;
 	__atomic_store_n(&ctl_waiting, ctl_fork_parent, __ATOMIC_RELAXED);
 	__atomic_store_n(&ctl_waiting_also, also, __ATOMIC_RELAXED);
