@@ -1136,8 +1136,20 @@ static void ctl_halt(void)
 	if (ctl_ours(CTL_WAKE_W))
 		(void)!write(ctl_wake[1], "x", 1);
 	pthread_join(ctl_thread, NULL);
-	if (ctl_listen >= 0 && ctl_ours(CTL_DIRFD) && ctl_name[0])
-		unlinkat(ctl_dirfd, ctl_name, 0);
+	if (ctl_listen >= 0 && ctl_name[0]) {
+		char dir[4096], why[16];
+		int dfd;
+
+		if (ctl_ours(CTL_DIRFD)) {
+			unlinkat(ctl_dirfd, ctl_name, 0);
+		} else if (!sy_ctl_dir(dir, sizeof(dir)) &&
+			   (dfd = sy_ctl_dir_open(dir, true, why,
+						   sizeof(why))) >= 0) {
+			/* the program closed our descriptor of it */
+			unlinkat(dfd, ctl_name, 0);
+			close(dfd);
+		}
+	}
 	close_all();
 	ctl_name[0] = 0;
 	ctl_running = false;
