@@ -1023,13 +1023,15 @@ static bool ctl_wait_parent(pid_t parent)
 #endif
 	/* checked after pidfd_open(): the pidfd is the parent's own. The
 	 * timeout, also with a pidfd: a program that closes our pipe (a
-	 * daemon closing every descriptor) is noticed (POLLNVAL) within a
-	 * second, as the serving loop does; closing a descriptor does not
-	 * wake a poll() on it */
+	 * daemon closing every descriptor) is noticed within a second, as
+	 * the serving loop does (closing a descriptor does not wake a poll()
+	 * on it, and stop() cannot wake us through a number that is no
+	 * longer our pipe) */
 	while (getppid() == parent) {
 		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, 1000);
 		if ((r < 0 && errno != EINTR) || (r > 0 && pf[0].revents) ||
-		    (r > 0 && (pf[1].revents & POLLNVAL))) {
+		    (r > 0 && (pf[1].revents & POLLNVAL)) ||
+		    !ctl_ours(CTL_WAKE_R)) {
 			close_slot(CTL_PIDFD);
 			return false;	/* stop() (or our pipe was closed) */
 		}
@@ -1089,10 +1091,12 @@ static void *ctl_main(void *arg)
 			}
 		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
-		if (pf[0].revents || (pf[1].revents & POLLNVAL))
+		if (pf[0].revents || (pf[1].revents & POLLNVAL) ||
+		    !ctl_ours(CTL_WAKE_R))
 			break;	/* stop(), or the program closed our
 				 * descriptors (then poll() would return at
-				 * once, forever) */
+				 * once, forever, or stop() could not wake
+				 * us: see ctl_halt()) */
 		/* drain the backlog: a burst of connections must not find
 		 * it full (connect() then fails with EAGAIN) */
 		if (pf[1].revents & POLLIN)
@@ -1131,8 +1135,8 @@ static int ctl_spawn(pid_t parent)
 static void ctl_halt(void)
 {
 	/* not into a file of the program's that took our pipe's number:
-	 * the thread then sees POLLNVAL within a second (or its fd's new
-	 * file readable) and ends */
+	 * the thread checks its pipe once a second and then ends by itself,
+	 * so the join below is bounded */
 	if (ctl_ours(CTL_WAKE_W))
 		(void)!write(ctl_wake[1], "x", 1);
 	pthread_join(ctl_thread, NULL);

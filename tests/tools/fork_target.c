@@ -12,8 +12,14 @@
  *                                that execs, one that _exit()s; neither
  *                                may leave a socket. Prints "ok" or FAIL
  *                                lines; exit status 0 when all is well.
+ *   fork_target closer FILE      as a daemon does after fork(): closes
+ *                                every descriptor above 2, then opens
+ *                                FILE (append) on the freed numbers and
+ *                                exits: the library must not write to it
+ *                                or close it (its stop() at exit).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +117,17 @@ static int daemonize(const char *pidfile)
 	return static_branch_unlikely(&fork_key) ? 0 : 4;
 }
 
+static int closer(const char *file)
+{
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	for (int i = 0; i < 16; i++)
+		if (open(file, O_WRONLY | O_APPEND | O_CREAT, 0600) < 0)
+			return 1;
+	printf("fork_key %d\n", static_key_enabled(&fork_key));
+	return 0;	/* exit(): the library's destructor stops control */
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -118,6 +135,8 @@ int main(int argc, char **argv)
 		return daemonize(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "workers"))
 		return workers();
-	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers\n");
+	if (argc == 3 && !strcmp(argv[1], "closer"))
+		return closer(argv[2]);
+	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | closer FILE\n");
 	return 2;
 }

@@ -10,7 +10,8 @@
 #             in part, and says why
 #   fork      a daemon (daemon(3) + a second fork) started with
 #             SWITCHYARD_CONTROL=1 serves its own socket, its parents'
-#             are gone; children of a living parent leave no socket
+#             are gone; children of a living parent leave no socket; a
+#             program that closes every descriptor keeps its files
 #   longpath  an XDG_RUNTIME_DIR of 200+ and 300+ bytes: served, listed,
 #             controlled
 #   pid       PID arguments: anything but 1..pid_max-1 in digits is a
@@ -215,6 +216,12 @@ fork)
 	# children of a parent that lives on
 	SWITCHYARD_CONTROL=1 "$fork" workers >"$tmp/o" 2>"$tmp/e" || no "workers: $(cat "$tmp/o" "$tmp/e")"
 	[ -z "$(ls "$d")" ] || no "workers: sockets left: $(ls "$d")"
+	# a program that closes every descriptor and reuses the numbers: the
+	# library neither writes into nor closes its files, and its socket
+	# is still removed at exit
+	SWITCHYARD_CONTROL=1 "$fork" closer "$tmp/file" >"$tmp/o" 2>"$tmp/e" || no "closer: $(cat "$tmp/o" "$tmp/e")"
+	[ -f "$tmp/file" ] && [ ! -s "$tmp/file" ] || no "closer: the library wrote into the program's file: $(od -c "$tmp/file" | head -3)"
+	[ -z "$(ls "$d")" ] || no "closer: socket left: $(ls "$d")"
 	;;
 longpath)
 	for n in 210 320; do
