@@ -939,7 +939,7 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
-	char dir[4096], why[4400];
+	char dir[4096], why[4400], tmp[40];
 	int r = sy_ctl_dir(dir, sizeof(dir));
 
 	why[0] = 0;
@@ -960,8 +960,15 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 		ctl_remove_stale(stale1, dir);
 	if (stale2)
 		ctl_remove_stale(stale2, dir);
+	/*
+	 * Bound and made listening under a name no client looks for, then
+	 * renamed into place (replacing a stale socket of an earlier
+	 * process of this pid): whoever sees <pid>.sock can connect to it
+	 * (a script that waits for the file, test_control_fork).
+	 */
 	snprintf(ctl_name, sizeof(ctl_name), "%d.sock", (int)getpid());
-	r = sy_ctl_addr(ctl_dirfd, dir, ctl_name, &sa, &salen);
+	snprintf(tmp, sizeof(tmp), ".%d.sock.new", (int)getpid());
+	r = sy_ctl_addr(ctl_dirfd, dir, tmp, &sa, &salen);
 	if (r) {
 		snprintf(why, sizeof(why), "%s/%s does not fit a socket "
 			 "address (108 bytes) and /proc is not mounted to "
@@ -975,17 +982,18 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 		goto fail;
 	}
 	ctl_note(CTL_LISTEN);
-	unlinkat(ctl_dirfd, ctl_name, 0);	/* a stale socket of an earlier
-						 * process of this pid */
+	unlinkat(ctl_dirfd, tmp, 0);	/* left by an earlier process of
+					 * this pid that died right here */
 	if (bind(ctl_listen, (struct sockaddr *)&sa, salen)) {
 		r = -errno;
-		snprintf(why, sizeof(why), "%s/%s: %s", dir, ctl_name,
+		snprintf(why, sizeof(why), "%s/%s: %s", dir, tmp,
 			 strerror(-r));
 		goto fail;
 	}
-	if (fchmodat(ctl_dirfd, ctl_name, 0600, 0) || listen(ctl_listen, 64)) {
+	if (fchmodat(ctl_dirfd, tmp, 0600, 0) || listen(ctl_listen, 64) ||
+	    renameat(ctl_dirfd, tmp, ctl_dirfd, ctl_name)) {
 		r = -errno;
-		unlinkat(ctl_dirfd, ctl_name, 0);
+		unlinkat(ctl_dirfd, tmp, 0);
 		goto fail;
 	}
 	return 0;

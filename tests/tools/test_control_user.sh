@@ -39,11 +39,13 @@ until_true() {
 
 # control_target serving its socket (api mode); sets $pid
 start_target() {
-	rm -f "$tmp/in" && mkfifo "$tmp/in"
+	rm -f "$tmp/in" "$tmp/out" && mkfifo "$tmp/in"
 	"$target" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	exec 3>"$tmp/in"
-	until_true grep -q "^ready" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
+	# this process's line (an earlier target's out may still be there
+	# until the shell's redirection truncates it)
+	until_true grep -qs "^ready $pid" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
 }
 stop_target() {
 	exec 3>&-
@@ -210,7 +212,9 @@ fork)
 	"$cli" ps >"$tmp/o" || no "ps"
 	[ "$(cut -f1 "$tmp/o")" = "$second" ] || no "ps: $(cat "$tmp/o")"
 	exec 3>&-
-	until_true sh -c "! kill -0 $second 2>/dev/null" || no "the daemon does not exit"
+	# gone, or a zombie (its reaper, init or a subreaper, may be slow)
+	until_true sh -c "! kill -0 $second 2>/dev/null || grep -q '^[0-9]* (.*) Z' /proc/$second/stat 2>/dev/null" ||
+		no "the daemon does not exit"
 	grep -q "^fork_key 1" "$tmp/out" || no "the daemon's key: $(cat "$tmp/out" "$tmp/err")"
 	[ -e "$d/$second.sock" ] && no "the daemon left its socket"
 	# children of a parent that lives on
@@ -278,10 +282,11 @@ toolenv)
 	grep -q SWITCHYARD_KEYS "$tmp/e" && no "the tool read SWITCHYARD_KEYS: $(cat "$tmp/e")"
 	# and the programs it inspects still do
 	rm -f "$tmp/in" && mkfifo "$tmp/in"
+	rm -f "$tmp/out"
 	SWITCHYARD_CONTROL=1 SWITCHYARD_KEYS=net_tx=on "$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	exec 3>"$tmp/in"
-	until_true grep -q "^ready" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
+	until_true grep -qs "^ready $pid" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
 	"$cli" ps >"$tmp/o" 2>"$tmp/e"
 	[ "$(cut -f1 "$tmp/o")" = "$pid" ] || no "ps: $(cat "$tmp/o" "$tmp/e")"
 	stop_target
