@@ -103,9 +103,11 @@ extern "C" {
 SWITCHYARD_API int switchyard_control_start(void);
 
 /*
- * switchyard_control_stop - stop serving: the thread is joined, the socket
- * closed and removed. 0, or -ESRCH when not serving. Thread-safe; not
- * async-signal-safe; not from the log callback (switchyard_set_log()).
+ * switchyard_control_stop - stop serving (or, in a forked child, waiting
+ * to serve): the thread is joined, the socket closed and removed; the
+ * children forked from now on get no control. 0, or -ESRCH when not
+ * serving. Thread-safe; not async-signal-safe; not from the log callback
+ * (switchyard_set_log()).
  */
 SWITCHYARD_API int switchyard_control_stop(void);
 
