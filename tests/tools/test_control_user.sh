@@ -141,13 +141,15 @@ PY
 		# the tool run as nobody (the reproducer's victim)
 		cat >"$tmp/asnobody" <<EOF
 #!/bin/sh
-exec python3 -c 'import os, sys; os.setgroups([]); os.setgid($nb); os.setuid($nb); os.execv(sys.argv[1], sys.argv[1:])' "$cli" "\$@"
+HOME=/nonexistent exec python3 -c 'import os, sys; os.setgroups([]); os.setgid($nb); os.setuid($nb); os.execv(sys.argv[1], sys.argv[1:])' "$cli" "\$@"
 EOF
 		chmod 755 "$tmp/asnobody" "$tmp" "$tmp/run"
 		realcli=$cli
-		# nobody's directory made first by another user (uid 12345)
+		# nobody's directory made first by another user (uid 12345),
+		# open to all but writable by its owner only: the owner alone
+		# must make the tool refuse it
 		if "$tmp/asnobody" --help >/dev/null 2>&1; then
-			mkdir -m 700 "$d" && chown 12345 "$d"
+			mkdir -m 755 "$d" && chown 12345 "$d"
 			fake "$d" self 12345
 			cli=$tmp/asnobody
 			refused "a directory another user made" "$fpid"
