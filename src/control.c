@@ -1124,17 +1124,30 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
-/* The thread, born with every signal blocked (arg: ctl_main's). */
+/*
+ * The thread, born with every signal blocked (arg: ctl_main's). With an
+ * explicit stack size (8 MiB of address space, the usual default; the
+ * application's log callback runs on it): glibc's pthread_create() then
+ * does not take the lock of the default attributes, which not every glibc
+ * resets in a forked child and another thread of the parent may have held
+ * at the fork (ctl_atfork_child() calls this).
+ */
 static int ctl_spawn(pid_t parent)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
-	int r;
+	int r = -pthread_attr_init(&attr);
 
+	if (r)
+		return r;
+	r = -pthread_attr_setstacksize(&attr, (size_t)8 << 20);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&ctl_thread, NULL, ctl_main,
-			    (void *)(intptr_t)parent);
+	if (!r)
+		r = -pthread_create(&ctl_thread, &attr, ctl_main,
+				    (void *)(intptr_t)parent);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	return r;
 }
 
@@ -1238,9 +1251,10 @@ int switchyard_control_stop(void)
  * then creates the thread. pthread_create() is not async-signal-safe, but
  * glibc's fork() makes it usable in a child handler: it resets the locks
  * pthread_create() takes (malloc's, the stack cache, the dynamic linker's
- * load and TLS locks) before it runs the child handlers. The thread takes
- * no lock until its parent has exited (then only its own and what a
- * request takes, as in any process).
+ * load and TLS locks) before it runs the child handlers; ctl_spawn()
+ * avoids the one it may not (the default attributes'). The thread takes no
+ * lock until its parent has exited (then only its own and what a request
+ * takes, as in any process).
  */
 static void ctl_atfork_prepare(void)
 {
