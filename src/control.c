@@ -27,11 +27,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_path.h"
 #include "internal.h"
 #include "sy_names.h"
 
@@ -48,9 +50,34 @@ struct client {
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t ctl_thread;
-static bool ctl_running;		/* ctl_lock */
-static int ctl_listen = -1, ctl_wake[2] = { -1, -1 };
-static char ctl_sock[108];
+static bool ctl_running;	/* ctl_lock: ctl_thread exists, to be joined */
+static bool ctl_wanted;		/* the process asked for control (atomic) */
+static pid_t ctl_waiting;	/* a forked child's thread: the parent whose
+				 * exit it waits for (set before the thread
+				 * starts, 0 once it serves; atomic) */
+static pid_t ctl_waiting_also;	/* and the parent's parent whose exit the
+				 * parent was still waiting for when it
+				 * forked (the double fork), or 0 */
+static pid_t ctl_fork_parent;	/* the pid that last forked (atomic) */
+/* set by whoever binds (start(), or the thread of a child), read by
+ * stop() after the join */
+static int ctl_listen = -1, ctl_dirfd = -1, ctl_wake[2] = { -1, -1 };
+static int ctl_pidfd = -1;	/* a waiting child's thread's: its parent */
+static char ctl_name[32];	/* "<pid>.sock" in ctl_dirfd, once bound */
+
+/*
+ * A program may opt out of SWITCHYARD_CONTROL and SWITCHYARD_KEYS (the
+ * switchyard tool does: they are meant for the programs it inspects) by
+ * defining this (SWITCHYARD_IGNORE_CONTROL_ENV, <switchyard/control.h>).
+ * A weak reference: resolved when the library is relocated, before any
+ * constructor, and NULL in every other program.
+ */
+extern const int switchyard_ignore_control_env __attribute__((weak));
+
+static bool env_ignored(void)
+{
+	return &switchyard_ignore_control_env && switchyard_ignore_control_env;
+}
 
 static uint64_t now_ms(void)
 {
@@ -60,24 +87,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The directory of the sockets of this user (no trailing slash). */
-static int ctl_dir(char *buf, size_t size)
-{
-	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (rt && rt[0] == '/')
-		n = snprintf(buf, size, "%s/switchyard", rt);
-	else
-		n = snprintf(buf, size, "/tmp/switchyard-%u",
-			     (unsigned)geteuid());
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
 int switchyard_control_path(int pid, char *buf, size_t size)
 {
 	char dir[4096];
-	int n, r = ctl_dir(dir, sizeof(dir));
+	int n, r = sy_ctl_dir(dir, sizeof(dir));
 
 	if (r)
 		return r;
@@ -85,26 +98,6 @@ int switchyard_control_path(int pid, char *buf, size_t size)
 		return -EINVAL;
 	n = snprintf(buf, size, "%s/%d.sock", dir, pid ? pid : (int)getpid());
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-/* mkdir 0700, or an existing directory that is ours and 0700 (not a
- * symlink: lstat) */
-static int make_dir(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 0777) != 0700) {
-		sy_log(SWITCHYARD_LOG_ERROR, "control: %s is not a directory "
-		       "of mode 0700 owned by uid %u: not serving", dir,
-		       (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -632,7 +625,7 @@ static void env_parse(void)
 	size_t n = 1, j = 0;
 	char *copy, *item;
 
-	if (!env || !*env)
+	if (!env || !*env || env_ignored())
 		return;
 	for (const char *p = env; *p; p++)
 		n += *p == ',';
@@ -917,12 +910,234 @@ static int serve_accept(struct client *cl)
 	return 0;
 }
 
+/* ---- start, stop, fork -------------------------------------------------- */
+
+/*
+ * Each descriptor of ours with the identity it had when made: a program
+ * may close descriptors it does not know of (a daemon closing every one
+ * after fork()) and reuse the numbers, and the library must then neither
+ * write to nor close the program's file. fstat() is async-signal-safe
+ * (the child handler uses these).
+ */
+struct ctl_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+static struct ctl_id ctl_ids[5];	/* ctl_listen, ctl_dirfd, ctl_wake[2],
+					 * ctl_pidfd, in that order */
+
+static int *ctl_fd_slot(int i)
+{
+	int *const slots[] = { &ctl_listen, &ctl_dirfd, &ctl_wake[0],
+			       &ctl_wake[1], &ctl_pidfd };
+
+	return slots[i];
+}
+
+/* Remember what descriptor slot i is now (after making it). */
+static void ctl_note(int i)
+{
+	struct stat st;
+
+	if (*ctl_fd_slot(i) >= 0 && !fstat(*ctl_fd_slot(i), &st))
+		ctl_ids[i] = (struct ctl_id){ st.st_dev, st.st_ino };
+}
+
+/* Descriptor slot i is still the one we made. */
+static bool ctl_ours(int i)
+{
+	struct stat st;
+	int fd = *ctl_fd_slot(i);
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == ctl_ids[i].dev &&
+	       st.st_ino == ctl_ids[i].ino;
+}
+
+static void close_slot(int i)
+{
+	if (ctl_ours(i))
+		close(*ctl_fd_slot(i));
+	*ctl_fd_slot(i) = -1;
+}
+
+enum { CTL_LISTEN, CTL_DIRFD, CTL_WAKE_R, CTL_WAKE_W, CTL_PIDFD };
+
+static void close_all(void)
+{
+	for (int i = 0; i < 5; i++)
+		close_slot(i);
+}
+
+/* A pipe for stop() to wake the thread with. 0 or -errno. */
+static int ctl_make_wake(void)
+{
+	if (pipe2(ctl_wake, O_CLOEXEC))
+		return -errno;
+	ctl_note(CTL_WAKE_R);
+	ctl_note(CTL_WAKE_W);
+	return 0;
+}
+
+static void ctl_remove_stale(pid_t pid, const char *dir);
+
+/*
+ * Make this process's socket: the directory checked and held open (it is
+ * where the socket is removed at stop, whatever its path's length), the
+ * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
+ * 0600, listening; first the sockets stale1 and stale2 (pids, 0: none)
+ * if nobody listens on them. 0, or a negative errno, logged.
+ */
+
+static int ctl_bind(pid_t stale1, pid_t stale2)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	char dir[4096], why[4400], tmp[40];
+	int r = sy_ctl_dir(dir, sizeof(dir));
+
+	why[0] = 0;
+	if (r) {
+		snprintf(why, sizeof(why), "the socket directory's path "
+			 "(XDG_RUNTIME_DIR) is longer than %zu bytes",
+			 sizeof(dir) - 1);
+		goto fail;
+	}
+	r = sy_ctl_dir_open(dir, true, why, sizeof(why));
+	if (r < 0)
+		goto fail;
+	ctl_dirfd = r;
+	ctl_note(CTL_DIRFD);
+	/* before this process's socket shows: whoever sees it can count on
+	 * the parents' being gone (test_control_fork) */
+	if (stale1)
+		ctl_remove_stale(stale1, dir);
+	if (stale2)
+		ctl_remove_stale(stale2, dir);
+	/*
+	 * Bound and made listening under a name no client looks for, then
+	 * renamed into place (replacing a stale socket of an earlier
+	 * process of this pid): whoever sees <pid>.sock can connect to it
+	 * (a script that waits for the file, test_control_fork).
+	 */
+	snprintf(ctl_name, sizeof(ctl_name), "%d.sock", (int)getpid());
+	snprintf(tmp, sizeof(tmp), ".%d.sock.new", (int)getpid());
+	r = sy_ctl_addr(ctl_dirfd, dir, tmp, &sa, &salen);
+	if (r) {
+		snprintf(why, sizeof(why), "%s/%s does not fit a socket "
+			 "address (108 bytes) and /proc is not mounted to "
+			 "reach it through its directory", dir, ctl_name);
+		goto fail;
+	}
+	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+	if (ctl_listen < 0) {
+		r = -errno;
+		goto fail;
+	}
+	ctl_note(CTL_LISTEN);
+	unlinkat(ctl_dirfd, tmp, 0);	/* left by an earlier process of
+					 * this pid that died right here */
+	if (bind(ctl_listen, (struct sockaddr *)&sa, salen)) {
+		r = -errno;
+		snprintf(why, sizeof(why), "%s/%s: %s", dir, tmp,
+			 strerror(-r));
+		goto fail;
+	}
+	if (fchmodat(ctl_dirfd, tmp, 0600, 0) || listen(ctl_listen, 64) ||
+	    renameat(ctl_dirfd, tmp, ctl_dirfd, ctl_name)) {
+		r = -errno;
+		unlinkat(ctl_dirfd, tmp, 0);
+		goto fail;
+	}
+	return 0;
+fail:
+	close_slot(CTL_LISTEN);
+	close_slot(CTL_DIRFD);
+	ctl_name[0] = 0;
+	sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
+	       why[0] ? why : strerror(-r));
+	return r;
+}
+
+/*
+ * A forked child's control thread, first: wait until the parent that
+ * forked it has exited (true), or until stop() (false). The parent's exit
+ * is seen through a pidfd (Linux 5.3), else by getppid() once a second.
+ * Then (ctl_bind()) the parent's socket, if the parent could not remove it
+ * (daemon(3)'s parent leaves with _exit()) and nothing listens on it, is
+ * removed: the child that goes on is what the user now reaches.
+ */
+static bool ctl_wait_parent(pid_t parent)
+{
+	struct pollfd pf[2] = { { ctl_wake[0], POLLIN, 0 }, { -1, POLLIN, 0 } };
+	int r;
+
+#ifdef SYS_pidfd_open
+	if (getppid() == parent) {
+		ctl_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+		if (ctl_pidfd >= 0) {
+			fcntl(ctl_pidfd, F_SETFD, FD_CLOEXEC);
+			ctl_note(CTL_PIDFD);
+		}
+		pf[1].fd = ctl_pidfd;
+	}
+#endif
+	/* checked after pidfd_open(): the pidfd is the parent's own. The
+	 * timeout, also with a pidfd: a program that closes our pipe (a
+	 * daemon closing every descriptor) is noticed within a second, as
+	 * the serving loop does (closing a descriptor does not wake a poll()
+	 * on it, and stop() cannot wake us through a number that is no
+	 * longer our pipe) */
+	while (getppid() == parent) {
+		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, 1000);
+		if ((r < 0 && errno != EINTR) || (r > 0 && pf[0].revents) ||
+		    (r > 0 && (pf[1].revents & POLLNVAL)) ||
+		    !ctl_ours(CTL_WAKE_R)) {
+			close_slot(CTL_PIDFD);
+			return false;	/* stop() (or our pipe was closed) */
+		}
+		if (r > 0 && pf[1].revents)
+			break;		/* the parent exited */
+	}
+	close_slot(CTL_PIDFD);
+	return true;
+}
+
+static void ctl_remove_stale(pid_t pid, const char *dir)
+{
+	struct sockaddr_un sa;
+	socklen_t salen;
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "%d.sock", (int)pid);
+	if (sy_ctl_addr(ctl_dirfd, dir, name, &sa, &salen))
+		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	/* refused: a socket file nobody listens on (a listener that is
+	 * merely busy gives EAGAIN, and is left alone) */
+	if (connect(fd, (struct sockaddr *)&sa, salen) && errno == ECONNREFUSED)
+		unlinkat(ctl_dirfd, name, 0);
+	close(fd);
+}
+
 static void *ctl_main(void *arg)
 {
 	struct client cl[CTL_CLIENTS];
 	struct pollfd pf[CTL_CLIENTS + 2];
+	pid_t parent = (pid_t)(intptr_t)arg;
 
-	(void)arg;
+	if (parent) {
+		pid_t also = __atomic_load_n(&ctl_waiting_also,
+					     __ATOMIC_RELAXED);
+
+		if (!ctl_wait_parent(parent) || ctl_bind(parent, also))
+			return NULL;
+		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELEASE);
+	}
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		cl[i].fd = -1;
 	for (;;) {
@@ -938,8 +1153,12 @@ static void *ctl_main(void *arg)
 			}
 		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
-		if (pf[0].revents)
-			break;	/* stop() */
+		if (pf[0].revents || (pf[1].revents & POLLNVAL) ||
+		    !ctl_ours(CTL_WAKE_R))
+			break;	/* stop(), or the program closed our
+				 * descriptors (then poll() would return at
+				 * once, forever, or stop() could not wake
+				 * us: see ctl_halt()) */
 		/* drain the backlog: a burst of connections must not find
 		 * it full (connect() then fails with EAGAIN) */
 		if (pf[1].revents & POLLIN)
@@ -959,67 +1178,98 @@ static void *ctl_main(void *arg)
 	return NULL;
 }
 
-/* ---- start, stop ------------------------------------------------------------ */
-
-static void close_all(void)
+/*
+ * The thread, born with every signal blocked (arg: ctl_main's). With an
+ * explicit stack size (8 MiB of address space, the usual default; the
+ * application's log callback runs on it): glibc's pthread_create() then
+ * does not take the lock of the default attributes, which not every glibc
+ * resets in a forked child and another thread of the parent may have held
+ * at the fork (ctl_atfork_child() calls this).
+ */
+static int ctl_spawn(pid_t parent)
 {
-	if (ctl_listen >= 0)
-		close(ctl_listen);
-	for (int i = 0; i < 2; i++)
-		if (ctl_wake[i] >= 0)
-			close(ctl_wake[i]);
-	ctl_listen = ctl_wake[0] = ctl_wake[1] = -1;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int r = -pthread_attr_init(&attr);
+
+	if (r)
+		return r;
+	r = -pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (!r)
+		r = -pthread_create(&ctl_thread, &attr, ctl_main,
+				    (void *)(intptr_t)parent);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
+/* Stop the thread (ctl_lock held, ctl_running): joined, its socket
+ * removed, every descriptor closed. */
+static void ctl_halt(void)
+{
+	/* not into a file of the program's that took our pipe's number:
+	 * the thread checks its pipe once a second and then ends by itself,
+	 * so the join below is bounded */
+	if (ctl_ours(CTL_WAKE_W))
+		(void)!write(ctl_wake[1], "x", 1);
+	pthread_join(ctl_thread, NULL);
+	if (ctl_listen >= 0 && ctl_name[0]) {
+		char dir[4096], why[16];
+		int dfd;
+
+		if (ctl_ours(CTL_DIRFD)) {
+			unlinkat(ctl_dirfd, ctl_name, 0);
+		} else if (!sy_ctl_dir(dir, sizeof(dir)) &&
+			   (dfd = sy_ctl_dir_open(dir, true, why,
+						   sizeof(why))) >= 0) {
+			/* the program closed our descriptor of it */
+			unlinkat(dfd, ctl_name, 0);
+			close(dfd);
+		}
+	}
+	close_all();
+	ctl_name[0] = 0;
+	ctl_running = false;
+	__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
 }
 
 int switchyard_control_start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[4096];
-	sigset_t all, old;
 	int r;
 
 	pthread_mutex_lock(&ctl_lock);
-	if (ctl_running) {
+	if (ctl_running && !__atomic_load_n(&ctl_waiting, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&ctl_lock);
 		return 0;
 	}
-	r = ctl_dir(dir, sizeof(dir));
-	if (!r)
-		r = make_dir(dir);
-	if (!r)
-		r = switchyard_control_path(0, sa.sun_path, sizeof(sa.sun_path));
-	if (r)
-		goto out;
-	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    0);
-	if (ctl_listen < 0 || pipe2(ctl_wake, O_CLOEXEC)) {
-		r = -errno;
-		goto fail;
-	}
-	unlink(sa.sun_path);	/* a stale socket of an earlier process */
-	if (bind(ctl_listen, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(sa.sun_path, 0600) || listen(ctl_listen, 64)) {
-		r = -errno;
-		goto fail;
-	}
-	strcpy(ctl_sock, sa.sun_path);
-	/* the thread is born with every signal blocked */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&ctl_thread, NULL, ctl_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* a forked child waiting for its parent's exit: serve now */
+	if (ctl_running)
+		ctl_halt();
+	r = ctl_make_wake();
 	if (r) {
-		unlink(ctl_sock);
-		goto fail;
-	}
-	ctl_running = true;
-	goto out;
-fail:
-	close_all();
-out:
-	if (r)
 		sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: %s",
 		       strerror(-r));
+		goto out;
+	}
+	r = ctl_bind(0, 0);
+	if (!r) {
+		r = ctl_spawn(0);
+		if (r) {
+			sy_log(SWITCHYARD_LOG_ERROR, "control: not serving: "
+			       "%s", strerror(-r));
+			unlinkat(ctl_dirfd, ctl_name, 0);
+		}
+	}
+	if (r) {
+		close_all();
+		ctl_name[0] = 0;
+	} else {
+		ctl_running = true;
+		__atomic_store_n(&ctl_wanted, true, __ATOMIC_RELAXED);
+	}
+out:
 	pthread_mutex_unlock(&ctl_lock);
 	return r;
 }
@@ -1031,32 +1281,70 @@ int switchyard_control_stop(void)
 		pthread_mutex_unlock(&ctl_lock);
 		return -ESRCH;
 	}
-	(void)!write(ctl_wake[1], "x", 1);
-	pthread_join(ctl_thread, NULL);
-	unlink(ctl_sock);
-	close_all();
-	ctl_running = false;
+	ctl_halt();
+	__atomic_store_n(&ctl_wanted, false, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctl_lock);
 	return 0;
 }
 
-/* A forked child has no control thread: forget the parent's (its socket
- * is the parent's to remove). */
+/*
+ * fork(). The child has none of the parent's threads, and the parent's
+ * socket is the parent's (the parent removes it at exit). A process that
+ * asked for control keeps it in the child that goes on, which is the one
+ * whose parent exits: daemon(3), the double fork, a supervisor's
+ * fork-and-exit. So the child starts a thread that waits for its parent's
+ * exit and only then binds <child pid>.sock; a child that execs, or a
+ * worker that exits while its parent lives, leaves no socket behind (the
+ * waiting thread dies with the exec or is joined at exit).
+ *
+ * The prepare handler only notes the parent's pid (it takes no lock: a
+ * stop() may hold ctl_lock while joining a thread that waits for the patch
+ * lock, which a forking thread may hold; lock.c). The child handler runs
+ * with one thread: it closes the inherited descriptors (the parent's
+ * copies stay open) and re-initialises ctl_lock, all async-signal-safe,
+ * then creates the thread. pthread_create() is not async-signal-safe, but
+ * glibc's fork() makes it usable in a child handler: it resets the locks
+ * pthread_create() takes (malloc's, the stack cache, the dynamic linker's
+ * load and TLS locks) before it runs the child handlers; ctl_spawn()
+ * avoids the one it may not (the default attributes'). The thread takes no
+ * lock until its parent has exited (then only its own and what a request
+ * takes, as in any process).
+ */
+static void ctl_atfork_prepare(void)
+{
+	__atomic_store_n(&ctl_fork_parent, getpid(), __ATOMIC_RELAXED);
+}
+
 static void ctl_atfork_child(void)
 {
-	if (ctl_running) {
-		close_all();
-		ctl_running = false;
-	}
+	/* the parent was itself a child still waiting for its own parent's
+	 * exit (the first child of a double fork): that one's socket is
+	 * this child's to clean up too */
+	pid_t also = __atomic_load_n(&ctl_waiting, __ATOMIC_RELAXED);
+
 	pthread_mutex_init(&ctl_lock, NULL);
+	close_all();
+	ctl_name[0] = 0;
+	ctl_running = false;
+	__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&ctl_wanted, __ATOMIC_RELAXED) || ctl_make_wake())
+		return;
+	__atomic_store_n(&ctl_waiting, ctl_fork_parent, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl_waiting_also, also, __ATOMIC_RELAXED);
+	if (ctl_spawn(ctl_fork_parent)) {
+		close_all();
+		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	ctl_running = true;
 }
 
 __attribute__((constructor)) static void ctl_init(void)
 {
 	const char *env = secure_getenv("SWITCHYARD_CONTROL");
 
-	pthread_atfork(NULL, NULL, ctl_atfork_child);
-	if (env && !strcmp(env, "1"))
+	pthread_atfork(ctl_atfork_prepare, NULL, ctl_atfork_child);
+	if (env && !strcmp(env, "1") && !env_ignored())
 		(void)switchyard_control_start();
 }
 

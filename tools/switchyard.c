@@ -79,28 +79,14 @@ static int usage(FILE *f, int rc)
  * one-line reply into *reply (malloc'ed). 0, or 1 with a message. */
 static int request(int pid, const char *line, char **reply)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
-	int fd, r = switchyard_control_path(pid, sa.sun_path,
-					    sizeof(sa.sun_path));
+	int fd;
 
 	*reply = NULL;
 	if (!buf)
 		return 1;
-	if (r) {
-		fprintf(stderr, "switchyard: %d: %s\n", pid, strerror(-r));
-		free(buf);
-		return 1;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		fprintf(stderr, "switchyard: process %d: no control socket "
-			"(%s: %s); start it with SWITCHYARD_CONTROL=1 or "
-			"switchyard_control_start()\n", pid, sa.sun_path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (ctl_connect(pid, &fd)) {
 		free(buf);
 		return 1;
 	}
@@ -324,16 +310,6 @@ static int print_reply(const char *reply, const char *const *cols, int ncols)
 	return 0;
 }
 
-static bool is_pid(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 static int cmd_list_pid(int pid, bool json)
 {
 	static const char *const cols[] = { "name", "enabled", "count",
@@ -385,6 +361,59 @@ static bool req_word(const char *in, char *out, size_t size, bool glob)
 	return true;
 }
 
+/*
+ * The objects of a `set` or `call` reply whose result is an error: each
+ * said on stderr with why, and 1 (the change did not happen, in whole or
+ * in part: a script must be able to tell). 0 when every one was done.
+ */
+static int refused(int pid, const char *reply, const char *action)
+{
+	const char *p = reply;
+	char name[512], v[512];
+	int bad = 0;
+
+	while ((p = strstr(p, "{\"name\": "))) {
+		const char *end = obj_end(p);
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		char *obj = strndup(p, n);
+		int res = 0, count = 0;
+
+		p += n;
+		if (!obj)
+			return 1;
+		if (field(obj, "result", v, sizeof(v)))
+			res = atoi(v);
+		if (field(obj, "count", v, sizeof(v)))
+			count = atoi(v);
+		if (res < 0 && field(obj, "name", name, sizeof(name))) {
+			const char *why = strerror(-res);
+
+			if (field(obj, "error", v, sizeof(v)))
+				why = v;
+			else if (res == -EBUSY)
+				why = "its count is above 1 (it was inc'ed "
+				      "more than once): off would undo the "
+				      "others' inc; use dec";
+			else if (res == -EINVAL && !strcmp(action, "dec"))
+				why = "its count is already 0";
+			else if (res == -EOVERFLOW)
+				why = "its count is at its maximum";
+			if (!strcmp(action, "call"))
+				fprintf(stderr, "switchyard: process %d: %s: not "
+					"retargeted (%s): %s\n", pid, name,
+					strerror(-res), why);
+			else
+				fprintf(stderr, "switchyard: process %d: %s: %s "
+					"refused (%s, count %d): %s\n", pid,
+					name, action, strerror(-res), count,
+					why);
+			bad = 1;
+		}
+		free(obj);
+	}
+	return bad;
+}
+
 static int cmd_call(int pid, const char *glob, const char *target, bool json)
 {
 	static const char *const cols[] = { "name", "result", "target" };
@@ -405,9 +434,14 @@ static int cmd_call(int pid, const char *glob, const char *target, bool json)
 		fputs(reply, stdout);
 	else
 		r = print_reply(reply, cols, 3);
-	/* any call left alone, or an error for the whole request: 1 */
-	if (field(reply, "error", v, sizeof(v)) ||
-	    strstr(reply, "\"result\": -"))
+	/* any call left alone (each said), or an error for the whole
+	 * request: 1 */
+	if (field(reply, "error", v, sizeof(v)) && !strstr(reply, "\"name\"")) {
+		if (json)
+			fprintf(stderr, "switchyard: %s\n", v);
+		r = 1;
+	}
+	if (refused(pid, reply, "call"))
 		r = 1;
 	free(reply);
 	return r;
@@ -431,57 +465,18 @@ static int cmd_set(int pid, const char *glob, const char *action, bool json)
 		return r;
 	if (json) {
 		fputs(reply, stdout);
-		r = field(reply, "error", v, sizeof(v)) ? 1 : 0;
+		r = field(reply, "error", v, sizeof(v)) &&
+		    !strstr(reply, "\"name\"") ? 1 : 0;
+		if (r)
+			fprintf(stderr, "switchyard: %s\n", v);
 	} else {
 		r = print_reply(reply, cols, 4);
 	}
+	/* any key left as it was: 1, each said */
+	if (refused(pid, reply, action))
+		r = 1;
 	free(reply);
 	return r;
-}
-
-static int cmd_ps(bool json)
-{
-	char path[200], dir[4096];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	if (switchyard_control_path(1, path, sizeof(path)))
-		return 1;
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = 0;
-	d = opendir(dir);
-	if (json)
-		printf("[");
-	while (d && (e = readdir(d))) {
-		char comm[64] = "?", proc[64];
-		int pid;
-		FILE *f;
-
-		if (sscanf(e->d_name, "%d.sock", &pid) != 1 || pid <= 0)
-			continue;
-		snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
-		f = fopen(proc, "r");
-		if (!f)
-			continue;	/* a socket left by a dead process */
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		if (json) {
-			printf("%s{\"pid\": %d, \"command\": ", n ? ", " : "",
-			       pid);
-			json_str(stdout, comm);
-			printf("}");
-		} else {
-			printf("%d\t%s\n", pid, comm);
-		}
-		n++;
-	}
-	if (d)
-		closedir(d);
-	if (json)
-		printf("]\n");
-	return 0;
 }
 
 struct file {
@@ -928,7 +923,7 @@ int main(int argc, char **argv)
 {
 	bool json = false;
 	const char *args[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
-	int nargs = 0;
+	int nargs = 0, pid;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
@@ -950,15 +945,20 @@ int main(int argc, char **argv)
 		return cmd_prepatch(args[1], out, json);
 	if (out)
 		return usage(stderr, 2);
-	if (nargs == 2 && !strcmp(args[0], "list"))
-		return is_pid(args[1]) ? cmd_list_pid(atoi(args[1]), json)
-				       : cmd_list(args[1], json);
-	if (nargs == 4 && !strcmp(args[0], "set") && is_pid(args[1]) &&
+	if (nargs == 2 && !strcmp(args[0], "list")) {
+		/* digits are a PID (a file named so: ./123) */
+		if (!looks_like_pid(args[1]))
+			return cmd_list(args[1], json);
+		return parse_pid(args[1], &pid) ? 2 : cmd_list_pid(pid, json);
+	}
+	if (nargs == 4 && !strcmp(args[0], "set") &&
 	    (!strcmp(args[3], "on") || !strcmp(args[3], "off") ||
 	     !strcmp(args[3], "inc") || !strcmp(args[3], "dec")))
-		return cmd_set(atoi(args[1]), args[2], args[3], json);
-	if (nargs == 4 && !strcmp(args[0], "call") && is_pid(args[1]))
-		return cmd_call(atoi(args[1]), args[2], args[3], json);
+		return parse_pid(args[1], &pid) ? 2 :
+		       cmd_set(pid, args[2], args[3], json);
+	if (nargs == 4 && !strcmp(args[0], "call"))
+		return parse_pid(args[1], &pid) ? 2 :
+		       cmd_call(pid, args[2], args[3], json);
 	if (nargs == 1 && !strcmp(args[0], "ps"))
 		return cmd_ps(json);
 	if (nargs == 1 && !strcmp(args[0], "cpu"))

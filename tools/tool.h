@@ -16,4 +16,16 @@ void json_str(FILE *f, const char *s);
 /* switchyard prepatch IN [-o OUT] [--json] (prepatch.c): exit status */
 int cmd_prepatch(const char *in, const char *out, bool json);
 
+/* the control socket's client (client.c) */
+/* s is all decimal digits (a PID argument, not a file name) */
+bool looks_like_pid(const char *s);
+/* s as a PID (1 to pid_max - 1, digits only): 0 and *pid, or 2 (the usage
+ * exit status) with a message */
+int parse_pid(const char *s, int *pid);
+/* connected to process pid's control socket, its directory and its server
+ * checked: 0 and *fd, or 1 with a message */
+int ctl_connect(int pid, int *fd);
+/* switchyard ps [--json]: exit status */
+int cmd_ps(bool json);
+
 #endif /* SY_TOOLS_TOOL_H */

@@ -42,6 +42,23 @@
  * (WARN); a malformed value (an item not NAME=on or NAME=off) is reported
  * and sets nothing.
  *
+ * fork(): a process that serves control keeps it in the child that goes
+ * on, the one whose parent exits (daemon(3), the double fork): such a
+ * child waits for its parent's exit and then serves <its pid>.sock
+ * (removing the parent's socket if the parent left it). A child whose
+ * parent lives (a worker of a pool, a child about to exec) serves none
+ * unless it calls switchyard_control_start(); it leaves no socket behind.
+ *
+ * Any length of XDG_RUNTIME_DIR works: the socket is bound and reached
+ * through /proc/self/fd/<directory descriptor>/<pid>.sock when the path
+ * passes sun_path's 108 bytes (without /proc mounted, such a path is
+ * refused with -ENAMETOOLONG and logged).
+ *
+ * A program that must not act on SWITCHYARD_CONTROL and SWITCHYARD_KEYS
+ * (a tool that inspects other programs and inherits their environment)
+ * says so with SWITCHYARD_IGNORE_CONTROL_ENV at file scope in its
+ * executable.
+ *
  * Include <switchyard.h> rather than this file.
  */
 #ifndef SWITCHYARD_CONTROL_H
@@ -56,6 +73,27 @@ extern "C" {
 #endif
 
 /*
+ * SWITCHYARD_IGNORE_CONTROL_ENV - at file scope in a program (the
+ * executable, not a library): the library then ignores SWITCHYARD_CONTROL
+ * and SWITCHYARD_KEYS in this process (switchyard_control_start() still
+ * works). The library reads the symbol when it is loaded: it is a
+ * definition the dynamic linker resolves, so there is no ordering with
+ * constructors.
+ */
+#define SWITCHYARD_IGNORE_CONTROL_ENV \
+	SY__DECL_C const int switchyard_ignore_control_env \
+		__attribute__((visibility("default"))); \
+	SY__DEF_C __attribute__((used)) \
+		const int switchyard_ignore_control_env = 1
+#ifdef __cplusplus
+#define SY__DECL_C extern "C"
+#define SY__DEF_C extern "C"
+#else
+#define SY__DECL_C extern
+#define SY__DEF_C
+#endif
+
+/*
  * switchyard_control_start - start serving the control socket (idempotent:
  * 0 when already serving). Returns 0, or a negative errno: the directory
  * or socket could not be made (-EPERM: the directory exists with another
@@ -65,9 +103,11 @@ extern "C" {
 SWITCHYARD_API int switchyard_control_start(void);
 
 /*
- * switchyard_control_stop - stop serving: the thread is joined, the socket
- * closed and removed. 0, or -ESRCH when not serving. Thread-safe; not
- * async-signal-safe; not from the log callback (switchyard_set_log()).
+ * switchyard_control_stop - stop serving (or, in a forked child, waiting
+ * to serve): the thread is joined, the socket closed and removed; the
+ * children forked from now on get no control. 0, or -ESRCH when not
+ * serving. Thread-safe; not async-signal-safe; not from the log callback
+ * (switchyard_set_log()).
  */
 SWITCHYARD_API int switchyard_control_stop(void);
 

@@ -1,0 +1,303 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_control_user.sh MODE TOOL CONTROL_TARGET FORK_TARGET TMP - the
+# control socket as a user meets it (issue [10/15]); one ctest test per
+# MODE:
+#   trust     the tool trusts only a socket directory of its user (or
+#             root), writable by no one else, not a symlink, and a server
+#             that is the process asked for (SO_PEERCRED pid, uid)
+#   exit      set exits 1 when the process refuses a change, in whole or
+#             in part, and says why
+#   fork      a daemon (daemon(3) + a second fork) started with
+#             SWITCHYARD_CONTROL=1 serves its own socket, its parents'
+#             are gone; children of a living parent leave no socket; a
+#             program that closes every descriptor keeps its files
+#   longpath  an XDG_RUNTIME_DIR of 200+ and 300+ bytes: served, listed,
+#             controlled
+#   pid       PID arguments: anything but 1..pid_max-1 in digits is a
+#             usage error (exit 2), named
+#   toolenv   SWITCHYARD_CONTROL and SWITCHYARD_KEYS do not act on the tool
+set -u
+mode=$1 cli=$2 target=$3 fork=$4 tmp=$5
+fail=0
+no() { echo "FAIL: $mode: $*"; fail=1; }
+rm -rf "$tmp" && mkdir -p "$tmp/run" && chmod 700 "$tmp/run" || exit 1
+XDG_RUNTIME_DIR=$tmp/run
+export XDG_RUNTIME_DIR
+unset SWITCHYARD_CONTROL SWITCHYARD_KEYS
+d=$XDG_RUNTIME_DIR/switchyard
+
+# wait (bounded, generously: the machine may be loaded) until "$@" holds
+until_true() {
+	i=0
+	while ! "$@"; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && return 1
+		sleep 0.05
+	done
+}
+
+# control_target serving its socket (api mode); sets $pid
+start_target() {
+	rm -f "$tmp/in" "$tmp/out" && mkfifo "$tmp/in"
+	"$target" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	exec 3>"$tmp/in"
+	# this process's line (an earlier target's out may still be there
+	# until the shell's redirection truncates it)
+	until_true grep -qs "^ready $pid" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
+}
+stop_target() {
+	exec 3>&-
+	wait $pid || no "target exit status: $(cat "$tmp/err")"
+}
+
+case $mode in
+trust)
+	command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+	# fake DIR NAME UID: a server in DIR answering one request with a
+	# success, as a real process would; NAME "self" is its own pid, UID
+	# >= 0 the uid it listens as (SO_PEERCRED is taken at listen())
+	fake() {
+		rm -f "$tmp/fake.out"
+		python3 - "$1" "$2" "$3" >"$tmp/fake.out" <<'PY' &
+import os, socket, sys
+d, name, uid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+os.chdir(d)                       # bind a short name: d may be long
+name = (str(os.getpid()) if name == "self" else name) + ".sock"
+s = socket.socket(socket.AF_UNIX)
+s.bind(name)
+os.chmod(name, 0o777)
+if uid >= 0:
+    os.setgid(uid); os.setuid(uid)
+s.listen(4)
+print("ready", os.getpid(), flush=True)
+s.settimeout(60)
+while True:                       # until killed (or 60 s without a client)
+    try:
+        c, _ = s.accept()
+    except OSError:
+        break
+    try:
+        c.settimeout(5)
+        if c.recv(4096):
+            c.sendall(b'{"changed": [{"name": "net_rx", "result": 0, '
+                      b'"enabled": true, "count": 1}]}\n')
+    except OSError:
+        pass
+    c.close()
+PY
+		fp=$!
+		until_true grep -qs ready "$tmp/fake.out" || no "fake server not ready"
+		fpid=$(sed -n 's/^ready //p' "$tmp/fake.out")
+	}
+	unfake() { kill $fp 2>/dev/null; wait $fp 2>/dev/null; }
+	# refused CASE PID: set and ps refuse, say why, change nothing
+	refused() {
+		"$cli" set "$2" net_rx on >"$tmp/o" 2>"$tmp/e"; st=$?
+		[ $st = 1 ] || no "$1: set exit $st, want 1: $(cat "$tmp/o" "$tmp/e")"
+		grep -q "result=0" "$tmp/o" && no "$1: set reported a change: $(cat "$tmp/o")"
+		grep -q "not trusting" "$tmp/e" || no "$1: set: no reason given: $(cat "$tmp/e")"
+		"$cli" ps >"$tmp/o" 2>"$tmp/e"; st=$?
+		[ $st = 1 ] || no "$1: ps exit $st, want 1"
+		grep -q "not trusting" "$tmp/e" || no "$1: ps: no reason given: $(cat "$tmp/e")"
+		grep -q "^$2	" "$tmp/o" && no "$1: ps listed it: $(cat "$tmp/o")"
+	}
+
+	# a directory others may write to (as someone else's mkdir -m 777
+	# in /tmp would be; here our own, so that no root is needed)
+	mkdir -m 777 "$d" && chmod 777 "$d"
+	fake "$d" self -1
+	refused "a directory of mode 0777" "$fpid"
+	unfake
+	rm -rf "$d"
+
+	# a symbolic link to a good directory
+	mkdir -m 700 "$tmp/elsewhere"
+	ln -s "$tmp/elsewhere" "$d"
+	fake "$tmp/elsewhere" self -1
+	refused "a symlink" "$fpid"
+	unfake
+	rm -rf "$d" "$tmp/elsewhere"
+
+	# a good directory, but the socket named for pid $$ is served by
+	# another process
+	mkdir -m 700 "$d"
+	fake "$d" $$ -1
+	refused "a socket served by another pid" $$
+	unfake
+	rm -rf "$d"
+
+	# the control case: the same fake, trusted, is believed
+	mkdir -m 700 "$d"
+	fake "$d" self -1
+	"$cli" set "$fpid" net_rx on >"$tmp/o" 2>"$tmp/e" ||
+		no "a good directory and server: $(cat "$tmp/o" "$tmp/e")"
+	unfake
+	rm -rf "$d"
+
+	if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+		nb=$(id -u nobody)
+		# the tool run as nobody (the reproducer's victim)
+		cat >"$tmp/asnobody" <<EOF
+#!/bin/sh
+HOME=/nonexistent exec python3 -c 'import os, sys; os.setgroups([]); os.setgid($nb); os.setuid($nb); os.execv(sys.argv[1], sys.argv[1:])' "$cli" "\$@"
+EOF
+		chmod 755 "$tmp/asnobody" "$tmp" "$tmp/run"
+		realcli=$cli
+		# nobody's directory made first by another user (uid 12345),
+		# open to all but writable by its owner only: the owner alone
+		# must make the tool refuse it
+		if "$tmp/asnobody" --help >/dev/null 2>&1; then
+			mkdir -m 755 "$d" && chown 12345 "$d"
+			fake "$d" self 12345
+			cli=$tmp/asnobody
+			refused "a directory another user made" "$fpid"
+			cli=$realcli
+			unfake
+			rm -rf "$d"
+		else
+			echo "note: nobody cannot run $cli (a directory above it is closed): its case is left out"
+		fi
+		# root's own directory, a server running as another user
+		mkdir -m 700 "$d"
+		fake "$d" self "$nb"
+		refused "a server of uid $nb" "$fpid"
+		unfake
+		rm -rf "$d"
+		# root may reach a process of nobody in nobody's directory
+		mkdir -m 700 "$d" && chown "$nb" "$d"
+		fake "$d" self "$nb"
+		"$cli" set "$fpid" net_rx on >"$tmp/o" 2>"$tmp/e" ||
+			no "root and a process of nobody in its directory: $(cat "$tmp/o" "$tmp/e")"
+		unfake
+		rm -rf "$d"
+	else
+		echo "note: not root: the checks of another user's directory and server are left out"
+	fi
+	;;
+exit)
+	start_target
+	"$cli" set $pid disk_io inc >/dev/null || no "inc"
+	"$cli" set $pid disk_io off >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "off refused (count 2): exit $st: $(cat "$tmp/o" "$tmp/e")"
+	grep -q "disk_io: off refused (.*count 2)" "$tmp/e" || no "off: no reason: $(cat "$tmp/e")"
+	"$cli" set $pid disk_io off --json >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "off --json: exit $st"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["changed"][0]["result"] == -16, d' "$tmp/o" ||
+		no "off --json: $(cat "$tmp/o")"
+	"$cli" set $pid net_tx dec >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "dec below 0: exit $st"
+	grep -q "net_tx: dec refused" "$tmp/e" || no "dec: no reason: $(cat "$tmp/e")"
+	# in part: net_rx goes 1 -> 0, net_tx (0) cannot
+	"$cli" set $pid net_rx on >/dev/null || no "net_rx on"
+	"$cli" set $pid 'net_*' dec >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "a partial change: exit $st: $(cat "$tmp/o")"
+	grep -q "^net_rx  enabled=false  count=0  result=0" "$tmp/o" || no "partial: $(cat "$tmp/o")"
+	# every key changed: 0
+	"$cli" set $pid 'net_*' on >/dev/null 2>"$tmp/e" || no "net_* on: $(cat "$tmp/e")"
+	stop_target
+	;;
+fork)
+	rm -f "$tmp/in" && mkfifo "$tmp/in"
+	SWITCHYARD_CONTROL=1 "$fork" daemon "$tmp/pids" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	p=$!
+	exec 3>"$tmp/in"
+	wait $p || no "daemon(3) failed: $(cat "$tmp/err")"
+	until_true test -s "$tmp/pids" || no "no pid file: $(cat "$tmp/err")"
+	read first second <"$tmp/pids"
+	until_true test -S "$d/$second.sock" || no "the daemon serves no socket: $(ls "$d") $(cat "$tmp/err")"
+	"$cli" set "$second" fork_key on >"$tmp/o" 2>"$tmp/e" || no "set: $(cat "$tmp/o" "$tmp/e")"
+	for gone in $p $first; do
+		[ -e "$d/$gone.sock" ] && no "a parent's socket is left: $gone.sock"
+	done
+	"$cli" ps >"$tmp/o" || no "ps"
+	[ "$(cut -f1 "$tmp/o")" = "$second" ] || no "ps: $(cat "$tmp/o")"
+	exec 3>&-
+	# gone, or a zombie (its reaper, init or a subreaper, may be slow)
+	until_true sh -c "! kill -0 $second 2>/dev/null || grep -q '^[0-9]* (.*) Z' /proc/$second/stat 2>/dev/null" ||
+		no "the daemon does not exit"
+	grep -q "^fork_key 1" "$tmp/out" || no "the daemon's key: $(cat "$tmp/out" "$tmp/err")"
+	[ -e "$d/$second.sock" ] && no "the daemon left its socket"
+	# children of a parent that lives on
+	SWITCHYARD_CONTROL=1 "$fork" workers >"$tmp/o" 2>"$tmp/e" || no "workers: $(cat "$tmp/o" "$tmp/e")"
+	[ -z "$(ls "$d")" ] || no "workers: sockets left: $(ls "$d")"
+	# a program that closes every descriptor and reuses the numbers: the
+	# library neither writes into nor closes its files, and its socket
+	# is still removed at exit
+	SWITCHYARD_CONTROL=1 "$fork" closer "$tmp/file" >"$tmp/o" 2>"$tmp/e" || no "closer: $(cat "$tmp/o" "$tmp/e")"
+	[ -f "$tmp/file" ] && [ ! -s "$tmp/file" ] || no "closer: the library wrote into the program's file: $(od -c "$tmp/file" | head -3)"
+	[ -z "$(ls "$d")" ] || no "closer: socket left: $(ls "$d")"
+	;;
+longpath)
+	for n in 210 320; do
+		rt=$tmp/$n
+		while [ ${#rt} -lt $n ]; do
+			rt=$rt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+		done
+		mkdir -p "$rt" && chmod 700 "$rt"
+		XDG_RUNTIME_DIR=$rt
+		start_target
+		[ -S "$rt/switchyard/$pid.sock" ] || no "$n: no socket: $(cat "$tmp/err")"
+		"$cli" ps >"$tmp/o" 2>"$tmp/e" || no "$n: ps: $(cat "$tmp/e")"
+		grep -q "^$pid	control_target" "$tmp/o" || no "$n: ps: $(cat "$tmp/o" "$tmp/e")"
+		"$cli" list $pid >"$tmp/o" 2>"$tmp/e" || no "$n: list: $(cat "$tmp/e")"
+		grep -q "^net_rx  enabled=false" "$tmp/o" || no "$n: list: $(cat "$tmp/o")"
+		"$cli" set $pid net_rx on >"$tmp/o" 2>"$tmp/e" || no "$n: set: $(cat "$tmp/e")"
+		stop_target
+		grep -q "net_rx 1" "$tmp/out" || no "$n: the key was not set: $(cat "$tmp/out")"
+		[ -e "$rt/switchyard/$pid.sock" ] && no "$n: socket left behind"
+	done
+	;;
+pid)
+	for a in 4294967297 0 99999999999 -5 +5 1e3 12x "" " 12" 2147483648; do
+		for cmd in "list" "set" "call"; do
+			case $cmd in
+			list) "$cli" list "$a" >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+			set) "$cli" set "$a" net_rx on >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+			call) "$cli" call "$a" codec codec_fast >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+			esac
+			# list takes a FILE too: a word with a non-digit is one
+			# (no such file: 1); digits out of range are a usage error
+			case "$cmd:$a" in
+			list:-5) want=2 ;;	# an unknown option
+			list:+5|list:1e3|list:12x|list:|list:\ 12) want=1 ;;
+			*) want=2 ;;
+			esac
+			[ $st = $want ] || no "$cmd '$a': exit $st, want $want: $(cat "$tmp/e")"
+			if [ $want = 2 ] && [ "$a" != -5 ]; then
+				grep -q "'$a' is not a process ID" "$tmp/e" || no "$cmd '$a': $(cat "$tmp/e")"
+			fi
+		done
+	done
+	# a PID in range with no socket: the process's problem (1), not usage
+	"$cli" list $$ >/dev/null 2>"$tmp/e"; st=$?
+	[ $st = 1 ] && grep -q "process $$: no control socket" "$tmp/e" || no "list \$\$: exit $st: $(cat "$tmp/e")"
+	;;
+toolenv)
+	# a shell that exports them for the programs it runs runs the tool
+	# with them too
+	SWITCHYARD_CONTROL=1 "$cli" ps >"$tmp/o" 2>"$tmp/e" || no "ps: $(cat "$tmp/e")"
+	[ -s "$tmp/o" ] && no "ps lists the tool itself: $(cat "$tmp/o")"
+	[ -e "$d" ] && [ -n "$(ls "$d")" ] && no "the tool made a socket: $(ls "$d")"
+	SWITCHYARD_KEYS=no_such_key=on "$cli" cpu >/dev/null 2>"$tmp/e" || no "cpu"
+	grep -q SWITCHYARD_KEYS "$tmp/e" && no "the tool read SWITCHYARD_KEYS: $(cat "$tmp/e")"
+	# and the programs it inspects still do
+	rm -f "$tmp/in" && mkfifo "$tmp/in"
+	rm -f "$tmp/out"
+	SWITCHYARD_CONTROL=1 SWITCHYARD_KEYS=net_tx=on "$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	exec 3>"$tmp/in"
+	until_true grep -qs "^ready $pid" "$tmp/out" || no "target not ready: $(cat "$tmp/err")"
+	"$cli" ps >"$tmp/o" 2>"$tmp/e"
+	[ "$(cut -f1 "$tmp/o")" = "$pid" ] || no "ps: $(cat "$tmp/o" "$tmp/e")"
+	stop_target
+	grep -q "net_tx 1" "$tmp/out" || no "the target ignored SWITCHYARD_KEYS: $(cat "$tmp/out")"
+	;;
+*)
+	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv TOOL CONTROL_TARGET FORK_TARGET TMP"
+	exit 2
+	;;
+esac
+[ $fail = 0 ] && echo "test_control_user $mode: all checks passed"
+exit $fail

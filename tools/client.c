@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.c - the tool's side of the control socket: PID arguments, the
+ * connection (whom it trusts), `switchyard ps`.
+ *
+ * Trust. The sockets are in this user's directory ($XDG_RUNTIME_DIR/
+ * switchyard, else /tmp/switchyard-<uid>, src/ctl_path.c). Under /tmp
+ * another user may have made that directory first, and put a socket of
+ * their own in it that answers whatever it likes. So the tool, as the
+ * library does before serving, opens the directory without following a
+ * symlink and checks the opened directory: owned by this user or root
+ * (root may use any user's directory, as it may control any user's
+ * processes), writable by no one else. It then connects through that
+ * very directory (/proc/self/fd/N/PID.sock, which also fits sun_path
+ * whatever the directory's length), and checks the server with
+ * SO_PEERCRED: the process that listens must be the one asked for (its
+ * pid) and run as this user or root (for root, also the directory's
+ * owner). Anything else is refused, said so, exit status 1.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <switchyard.h>
+
+#include "../src/ctl_path.h"
+#include "tool.h"
+
+/*
+ * SWITCHYARD_CONTROL and SWITCHYARD_KEYS are meant for the programs the
+ * tool inspects (a shell that exports them runs the tool too): the tool
+ * neither serves a socket nor sets keys of its own from them.
+ */
+SWITCHYARD_IGNORE_CONTROL_ENV;
+
+bool looks_like_pid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int parse_pid(const char *s, int *pid)
+{
+	long max = INT_MAX, v;
+	char *end;
+	FILE *f;
+
+	/* the kernel's bound when it says it (pid_max), else int's */
+	f = fopen("/proc/sys/kernel/pid_max", "re");
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1 || max < 2 || max > INT_MAX)
+			max = INT_MAX;
+		else
+			max--;	/* pids are below pid_max */
+		fclose(f);
+	}
+	errno = 0;
+	v = looks_like_pid(s) ? strtol(s, &end, 10) : 0;
+	if (!looks_like_pid(s) || errno || *end || v < 1 || v > max) {
+		fprintf(stderr, "switchyard: '%s' is not a process ID (a "
+			"decimal number from 1 to %ld)\n", s, max);
+		return 2;
+	}
+	*pid = (int)v;
+	return 0;
+}
+
+/* The checked directory (fd) and its path; 0, or 1 with a message (for
+ * ps, *absent set instead when it does not exist). */
+static int open_dir(char *dir, size_t size, int *fd, const char *who,
+		    bool *absent)
+{
+	char why[4600];
+	int r = sy_ctl_dir(dir, size);
+
+	if (r) {
+		fprintf(stderr, "switchyard: %sthe socket directory's path "
+			"(XDG_RUNTIME_DIR) is longer than %zu bytes\n", who,
+			size - 1);
+		return 1;
+	}
+	r = sy_ctl_dir_open(dir, false, why, sizeof(why));
+	if (r == -ENOENT && absent) {
+		*absent = true;
+		return 0;
+	}
+	if (r == -ENOENT) {
+		fprintf(stderr, "switchyard: %sno control socket (%s does not "
+			"exist); start it with SWITCHYARD_CONTROL=1 or "
+			"switchyard_control_start()\n", who, dir);
+		return 1;
+	}
+	if (r < 0) {
+		fprintf(stderr, "switchyard: %snot trusting the socket "
+			"directory: %s\n", who, why);
+		return 1;
+	}
+	*fd = r;
+	return 0;
+}
+
+/*
+ * Connect to NAME (pid's socket) in the directory open at dfd and check
+ * who serves it. 0 and *fd, -ECONNREFUSED (a socket nobody listens on),
+ * or another negative errno with *msg set to what to say (-EPERM: served
+ * by someone else).
+ */
+static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
+		size_t msgsize)
+{
+	struct sockaddr_un sa;
+	struct ucred cr;
+	struct stat st;
+	socklen_t salen, crlen = sizeof(cr);
+	char name[32];
+	int s, r;
+
+	snprintf(name, sizeof(name), "%d.sock", pid);
+	r = sy_ctl_addr(dfd, dir, name, &sa, &salen);
+	if (r) {
+		snprintf(msg, msgsize, "%s/%s does not fit a socket address "
+			 "and /proc is not mounted to reach it through its "
+			 "directory", dir, name);
+		return r;
+	}
+	/* non-blocking: a listener whose backlog is full (a stopped
+	 * process) gives EAGAIN instead of blocking the tool */
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, salen)) {
+		r = -errno;
+		snprintf(msg, msgsize, "no control socket (%s/%s: %s); start "
+			 "it with SWITCHYARD_CONTROL=1 or "
+			 "switchyard_control_start()", dir, name,
+			 r == -EAGAIN ? "busy, not accepting" : strerror(-r));
+		if (s >= 0)
+			close(s);
+		return r;
+	}
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen)) {
+		r = -errno;
+		snprintf(msg, msgsize, "%s/%s: SO_PEERCRED: %s", dir, name,
+			 strerror(-r));
+		close(s);
+		return r;
+	}
+	/* root may reach another user's process in that user's directory:
+	 * then the server must be the directory's owner */
+	if (fstat(dfd, &st))
+		st.st_uid = geteuid();
+	if (cr.pid != pid || (cr.uid != geteuid() && cr.uid != 0 &&
+			      (geteuid() != 0 || cr.uid != st.st_uid))) {
+		snprintf(msg, msgsize, "not trusting %s/%s: it is served by "
+			 "process %d of uid %u, not by process %d of uid %u "
+			 "or root", dir, name, (int)cr.pid, (unsigned)cr.uid,
+			 pid, (unsigned)(geteuid() ? geteuid() : st.st_uid));
+		close(s);
+		return -EPERM;
+	}
+	fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK);
+	*fd = s;
+	return 0;
+}
+
+int ctl_connect(int pid, int *fd)
+{
+	char dir[4096], who[48], msg[9000];
+	int dfd, r;
+
+	snprintf(who, sizeof(who), "process %d: ", pid);
+	if (open_dir(dir, sizeof(dir), &dfd, who, NULL))
+		return 1;
+	r = dial(dfd, dir, pid, fd, msg, sizeof(msg));
+	close(dfd);
+	if (r) {
+		fprintf(stderr, "switchyard: %s%s\n", who, msg);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * `switchyard ps`: the processes serving a socket in this user's
+ * directory, each checked as `list` would check it (a socket nobody
+ * listens on, or served by another process, is not listed). A socket
+ * file left by a process that is gone (one that died without running its
+ * exit handlers) is removed: it is this user's directory.
+ */
+int cmd_ps(bool json)
+{
+	char dir[4096], msg[9000];
+	bool absent = false;
+	struct dirent *e;
+	int dfd = -1, n = 0, bad = 0;
+	DIR *d = NULL;
+
+	if (open_dir(dir, sizeof(dir), &dfd, "", &absent))
+		return 1;
+	if (!absent) {
+		int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		d = lfd >= 0 ? fdopendir(lfd) : NULL;
+		if (!d) {
+			fprintf(stderr, "switchyard: %s: %s\n", dir,
+				strerror(errno));
+			if (lfd >= 0)
+				close(lfd);
+			close(dfd);
+			return 1;
+		}
+	}
+	if (json)
+		printf("[");
+	while (d && (e = readdir(d))) {
+		char comm[64] = "?", proc[64], tail[8];
+		int pid, s, r;
+		FILE *f;
+
+		if (sscanf(e->d_name, "%d.sock%1s", &pid, tail) != 1 ||
+		    pid <= 0)
+			continue;
+		r = dial(dfd, dir, pid, &s, msg, sizeof(msg));
+		if (r == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH) {
+			unlinkat(dfd, e->d_name, 0);
+			continue;
+		}
+		if (r == -EPERM) {
+			fprintf(stderr, "switchyard: %s\n", msg);
+			bad = 1;
+		}
+		if (r)
+			continue;
+		close(s);
+		snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
+		f = fopen(proc, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		if (json) {
+			printf("%s{\"pid\": %d, \"command\": ", n ? ", " : "",
+			       pid);
+			json_str(stdout, comm);
+			printf("}");
+		} else {
+			printf("%d\t%s\n", pid, comm);
+		}
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (dfd >= 0)
+		close(dfd);
+	if (json)
+		printf("]\n");
+	return bad;
+}
