@@ -101,9 +101,10 @@ static inline int sy_test_check_sites(struct static_key *key)
 
 /* ---- capturing the log ------------------------------------------------- */
 
+/* Sized for messages that name a deep checkout's paths, whole. */
 static int sy_test_log_count __attribute__((unused));
-static char sy_test_log_last[512] __attribute__((unused));
-static char sy_test_log_all[8192] __attribute__((unused));	/* every line */
+static char sy_test_log_last[4096] __attribute__((unused));
+static char sy_test_log_all[65536] __attribute__((unused));	/* every line */
 
 static inline void sy_test_log(enum switchyard_log_level level, const char *msg,
 			void *arg)
