@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """sybench.py - the benchmark suite's harness (issue [9/10]); run as
 `switchyard bench [--quick] [--json FILE] [--md FILE] [EXPERIMENT...]`
-(tools/switchyard.c execs it from a build tree) or directly:
+(tools/switchyard.c execs it, installed in <libexecdir>/switchyard/bench
+with the programs, or from a build tree) or directly:
 
     python3 bench/sybench.py --bindir build/bench [--quick] [E2 ...]
 
@@ -128,10 +129,15 @@ def main():
                        stdout=sys.stderr)
         missing = [p for p in missing
                    if not os.path.exists(os.path.join(a.bindir, p))]
-    if missing:
+    if missing and os.path.exists(os.path.join(build, "CMakeCache.txt")):
         print(f"switchyard bench: not built in {a.bindir}: "
               f"{', '.join(missing)} (cmake --build build --target "
               f"{' '.join(missing)})", file=sys.stderr)
+        return 1
+    if missing:     # an install (<libexecdir>/switchyard/bench)
+        print(f"switchyard bench: not installed in {a.bindir}: "
+              f"{', '.join(missing)} (install a build configured with "
+              "-DSWITCHYARD_INSTALL_BENCH=ON)", file=sys.stderr)
         return 1
     # the command as typed (the tool adds --bindir: not the user's)
     argv = sys.argv[1:]

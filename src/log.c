@@ -5,7 +5,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -28,27 +30,44 @@ void switchyard_set_log(switchyard_log_fn fn, void *arg)
 static void sy_vlog(enum switchyard_log_level level, const char *fmt,
 		    va_list ap)
 {
-	char msg[512];
+	char buf[512], *msg = buf, *big = NULL;
 	switchyard_log_fn fn;
 	void *arg;
+	va_list aq;
+	int n;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_copy(aq, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	/*
+	 * A message that names a long path (an object's, a source file's: a
+	 * checkout 200 characters deep) may not fit: format it again whole
+	 * rather than cut its end, which says what to do. Without memory,
+	 * the cut one.
+	 */
+	if (n >= (int)sizeof(buf) && (big = malloc((size_t)n + 1))) {
+		vsnprintf(big, (size_t)n + 1, fmt, aq);
+		msg = big;
+	}
+	va_end(aq);
 	pthread_mutex_lock(&log_mutex);
 	fn = log_fn;
 	arg = log_arg;
 	pthread_mutex_unlock(&log_mutex);
 	if (fn) {
 		fn(level, msg, arg);
+		free(big);
 		return;
 	}
-	/* One write(2) per line so that lines from threads do not mix. */
-	char line[560];
-	int n = snprintf(line, sizeof(line), "switchyard: %s\n", msg);
-	if (n > (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 1;
-	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+	/* One system call per line so that lines from threads do not mix. */
+	struct iovec iov[3] = {
+		{ (void *)"switchyard: ", 12 },
+		{ msg, strlen(msg) },
+		{ (void *)"\n", 1 },
+	};
+	if (writev(STDERR_FILENO, iov, 3) < 0) {
 		/* nowhere left to report to */
 	}
+	free(big);
 }
 
 /*

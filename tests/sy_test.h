@@ -54,14 +54,19 @@ static inline const unsigned char *sy_test_target(const struct sy_test_entry *e)
 static inline int sy_test_site_jumps(const struct sy_test_entry *e)
 {
 	const unsigned char *p = sy_test_code(e);
+	/* The opcode read once: a thread may flip it meanwhile, and at -O0
+	 * each p[0] was a new read (a Debug build's runners saw a site
+	 * "in neither form", TEST for one comparison, JMP for the next).
+	 * The displacement is the same in both forms. */
+	unsigned char op = __atomic_load_n(p, __ATOMIC_RELAXED);
 	int rel;
 
-	if ((p[0] == 0xeb || p[0] == 0xa8) &&
+	if ((op == 0xeb || op == 0xa8) &&
 	    p + 2 + (signed char)p[1] == sy_test_target(e))
-		return p[0] == 0xeb;
+		return op == 0xeb;
 	memcpy(&rel, p + 1, 4);
-	if ((p[0] == 0xe9 || p[0] == 0xa9) && p + 5 + rel == sy_test_target(e))
-		return p[0] == 0xe9;
+	if ((op == 0xe9 || op == 0xa9) && p + 5 + rel == sy_test_target(e))
+		return op == 0xe9;
 	return -1;
 }
 
@@ -101,9 +106,10 @@ static inline int sy_test_check_sites(struct static_key *key)
 
 /* ---- capturing the log ------------------------------------------------- */
 
+/* Sized for messages that name a deep checkout's paths, whole. */
 static int sy_test_log_count __attribute__((unused));
-static char sy_test_log_last[512] __attribute__((unused));
-static char sy_test_log_all[8192] __attribute__((unused));	/* every line */
+static char sy_test_log_last[4096] __attribute__((unused));
+static char sy_test_log_all[65536] __attribute__((unused));	/* every line */
 
 static inline void sy_test_log(enum switchyard_log_level level, const char *msg,
 			void *arg)

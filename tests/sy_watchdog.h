@@ -15,10 +15,19 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * No deadline, and no stall, shorter than this: they tell a hang from
+ * slowness, and a loaded machine (ctest -j4 on 2 cores beside other
+ * builds) stretched 40 ms scenarios to 12 s. A hang is still reported by
+ * the test itself, before ctest's timeout (30 s or more).
+ */
+#define SY_WD_MIN_S 20.0
 
 static _Atomic long long sy_wd_deadline;	/* CLOCK_MONOTONIC ns; 0: off */
 static const char *_Atomic sy_wd_what;
@@ -70,6 +79,8 @@ static inline void *sy_wd_main(void *arg)
  */
 static inline void sy_watchdog_arm(double secs, const char *what)
 {
+	if (secs < SY_WD_MIN_S)
+		secs = SY_WD_MIN_S;
 	atomic_store(&sy_wd_what, what);
 	atomic_store(&sy_wd_deadline, sy_now_ns() + (long long)(secs * 1e9));
 	if (!atomic_exchange(&sy_wd_started, 1)) {
@@ -98,17 +109,23 @@ struct sy_progress {
 };
 
 /*
- * sy_watch_progress - sample the counters every 10 ms for run_s seconds;
+ * sy_watch_progress - sample the counters every 10 ms for run_s seconds,
+ * and on until each of them has moved (what the scheduler gives a thread
+ * in run_s is not promised: the callers check that each made progress);
  * fail the test (exit 1) as soon as one of them has not moved for stall_s
- * seconds. Returns normally after run_s.
+ * seconds (at least SY_WD_MIN_S). Returns normally otherwise.
  */
 static inline void sy_watch_progress(struct sy_progress *p, int n, double run_s,
 				     double stall_s)
 {
 	long long t0 = sy_now_ns(), now;
+	unsigned long first[16];
+	bool all_moved;
 
-	for (int i = 0; i < n; i++) {
-		p[i].last = atomic_load(p[i].count);
+	if (stall_s < SY_WD_MIN_S)
+		stall_s = SY_WD_MIN_S;
+	for (int i = 0; i < n && i < 16; i++) {
+		p[i].last = first[i] = atomic_load(p[i].count);
 		p[i].moved = t0;
 	}
 	do {
@@ -130,7 +147,10 @@ static inline void sy_watch_progress(struct sy_progress *p, int n, double run_s,
 				 p[i].what, stall_s, c, (now - t0) / 1e9);
 			sy_fail_now(msg);
 		}
-	} while (now - t0 < (long long)(run_s * 1e9));
+		all_moved = true;
+		for (int i = 0; i < n && i < 16; i++)
+			all_moved &= atomic_load(p[i].count) != first[i];
+	} while (now - t0 < (long long)(run_s * 1e9) || !all_moved);
 }
 
 #endif /* SY_WATCHDOG_H */

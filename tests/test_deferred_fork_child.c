@@ -107,7 +107,7 @@ int main(void)
 	int created, still = 1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	sy_watchdog_arm(8, "the test did not finish in 8 s");
+	sy_watchdog_arm(20, "the test did not finish in 20 s");
 
 	/* 1: fork from the main thread */
 	queue_final_dec();

@@ -20,9 +20,11 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -118,11 +120,12 @@ static void expect_refused(struct static_key *key, bool enable)
 static _Atomic unsigned seqk;
 static _Atomic int statek;
 static atomic_bool stop;
-static _Atomic unsigned long bad, runs;
+static _Atomic unsigned long bad, runs, runs_of[2];
 
 static void *runner(void *arg)
 {
-	(void)arg;
+	int id = (int)(intptr_t)arg;
+
 	while (!atomic_load(&stop)) {
 		for (int j = 0; j < STRESS_SITES_PER_KEY; j++) {
 			unsigned s1 = atomic_load(&seqk);
@@ -133,7 +136,11 @@ static void *runner(void *arg)
 			if (s1 == atomic_load(&seqk) && !(s1 & 1) && path != st)
 				atomic_fetch_add(&bad, 1);
 			atomic_fetch_add_explicit(&runs, 1, memory_order_relaxed);
+			atomic_fetch_add(&runs_of[id], 1);
 		}
+		/* let the flipper in where nothing preempts (one CPU, or
+		 * SCHED_FIFO: how the test is made to lose the runners) */
+		sched_yield();
 	}
 	return NULL;
 }
@@ -150,14 +157,41 @@ static void start_runners(void)
 {
 	atomic_store(&statek, static_key_enabled(stress_key(5)));
 	for (int i = 0; i < 2; i++)
-		pthread_create(&runners[i], NULL, runner, NULL);
+		pthread_create(&runners[i], NULL, runner, (void *)(intptr_t)i);
 }
 
+/*
+ * Wait until each runner has begun a site call after this point: the
+ * second call a runner counts from here began after the first's count was
+ * read here. Waited for, not hoped for: on a loaded machine the flips
+ * could all happen before a runner is scheduled, and nothing would have
+ * been checked (sched_yield: the filter allows it).
+ */
+static void wait_runners(void)
+{
+	unsigned long from[2];
+
+	for (int i = 0; i < 2; i++)
+		from[i] = atomic_load(&runs_of[i]);
+	for (int i = 0; i < 2; i++)
+		while (atomic_load(&runs_of[i]) < from[i] + 2)
+			sched_yield();
+}
+
+/*
+ * Both runners run before the first flip and run over the sites again
+ * after every FLIPS_PER_WAIT flips: the flips are interleaved with their
+ * checks whatever the scheduler does (after every flip would cost a time
+ * slice per flip on a loaded machine).
+ */
+#define FLIPS_PER_WAIT 16
 static void flip_with_runners(int flips)
 {
 	pthread_t *t = runners;
 	struct static_key *key = stress_key(5);
+	unsigned long before = atomic_load(&runs);
 
+	wait_runners();
 	for (int i = 0; i < flips; i++) {
 		bool on = !static_key_enabled(key);
 
@@ -165,12 +199,14 @@ static void flip_with_runners(int flips)
 		CHECK_EQ(on ? static_key_enable(key) : static_key_disable(key), 0);
 		atomic_store(&statek, on);
 		atomic_fetch_add(&seqk, 1);
+		if (i % FLIPS_PER_WAIT == FLIPS_PER_WAIT - 1)
+			wait_runners();
 	}
 	atomic_store(&stop, true);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	CHECK_EQ(bad, 0);
-	CHECK(runs > 0);
+	CHECK(runs - before >= 2ul * 2 * (unsigned long)(flips / FLIPS_PER_WAIT));
 	printf("%d flips with 2 runner threads: %lu passes, %lu wrong\n", flips,
 	       (unsigned long)runs, (unsigned long)bad);
 }

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -882,26 +883,47 @@ static int cmd_cpu(bool json)
 /*
  * `switchyard bench [--quick] [--json FILE] [--md FILE] [--no-plots]
  * [EXPERIMENT...]`:
- * the suite's harness (bench/sybench.py, python3) with the benchmark
- * programs of the build tree this tool belongs to (they are not
- * installed).
+ * the suite's harness (sybench.py, python3) with its benchmark programs:
+ * those installed with this tool (<libexecdir>/switchyard/bench, found
+ * relative to the tool: SY_BENCH_FROM_BIN), else those of the build tree
+ * the tool belongs to (<build>/bench beside <build>/tools).
  */
+#ifndef SY_BENCH_FROM_BIN
+#define SY_BENCH_FROM_BIN "../libexec/switchyard/bench"
+#endif
 static int cmd_bench(int argc, char **argv)
 {
-	char self[4096], dir[4200], script[4300];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	static const char *const where[] = { SY_BENCH_FROM_BIN, "../bench" };
+	char self[PATH_MAX], dir[2][PATH_MAX + sizeof(SY_BENCH_FROM_BIN) + 16];
+	char script[sizeof(dir[0]) + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self));
 	char **args;
+	int found = -1;
 
-	if (n <= 0)
+	if (n <= 0 || n >= (ssize_t)sizeof(self)) {
+		fprintf(stderr, "switchyard bench: cannot find the tool's own "
+			"location (/proc/self/exe: %s)\n",
+			n < 0 ? strerror(errno) : "path too long");
 		return 1;
+	}
 	self[n] = 0;
 	*strrchr(self, '/') = 0;
-	snprintf(dir, sizeof(dir), "%s/../bench", self);
-	snprintf(script, sizeof(script), "%s/sybench.py", dir);
-	if (access(script, R_OK)) {
-		fprintf(stderr, "switchyard bench: runs from a build tree (%s "
-			"not found: the benchmark programs are not installed)\n",
-			script);
+	for (int i = 0; i < 2 && found < 0; i++) {
+		/* (a truncated path names nothing: not found) */
+		if (snprintf(dir[i], sizeof(dir[i]), "%s/%s", self, where[i]) <
+			    (int)sizeof(dir[i]) &&
+		    snprintf(script, sizeof(script), "%s/sybench.py", dir[i]) <
+			    (int)sizeof(script) &&
+		    !access(script, R_OK))
+			found = i;
+	}
+	if (found < 0) {
+		fprintf(stderr, "switchyard bench: the benchmark suite is not "
+			"installed (no sybench.py in %s, nor in a build tree's "
+			"%s): install a build configured with "
+			"-DSWITCHYARD_INSTALL_BENCH=ON (the default on x86-64), "
+			"or run build/tools/switchyard bench in a build tree\n",
+			dir[0], dir[1]);
 		return 1;
 	}
 	args = calloc((size_t)argc + 5, sizeof(*args));
@@ -910,7 +932,7 @@ static int cmd_bench(int argc, char **argv)
 	args[0] = "python3";
 	args[1] = script;
 	args[2] = "--bindir";
-	args[3] = dir;
+	args[3] = dir[found];
 	for (int i = 2; i < argc; i++)
 		args[i + 2] = argv[i];
 	execvp("python3", args);

@@ -144,6 +144,15 @@ def machine(bindir):
         if line.startswith("CMAKE_C_FLAGS_RELEASE:") or \
            (line.startswith("CMAKE_BUILD_TYPE:") and cflags is None):
             cflags = line.split("=", 1)[1]
+    # installed programs have no build tree: bench/CMakeLists.txt wrote
+    # what they were built with beside them
+    for line in ((read(os.path.join(bindir, "build-info.txt")) or "")
+                 .splitlines() if cc is None else []):
+        k, _, v = line.partition("=")
+        if k == "compiler":
+            cc = v.strip()
+        elif k == "build":
+            cflags = " ".join(v.split())
     return {
         "cpu": f"{cpu} (family {fam.group(1) if fam else '?'}, "
                f"model {mod.group(1) if mod else '?'})",

@@ -105,8 +105,9 @@ def _why(res):
 
 def build_rust(bindir):
     """Build the crate's programs (release; the target directory kept in
-    the build tree, so only the first run is cold): (their directory,
-    None), or (None, why not)."""
+    the build tree, so only the first run is cold; for an install the
+    user cannot write to, in $XDG_CACHE_HOME/switchyard): (their
+    directory, None), or (None, why not)."""
     cargo = _cargo()
     if not cargo:
         return None, "cargo not installed"
@@ -114,6 +115,11 @@ def build_rust(bindir):
     if not proj:
         return None, "bench/peers/rust-static-keys not found"
     target = os.path.join(os.path.abspath(bindir), "rust-static-keys-target")
+    if not os.access(target if os.path.isdir(target) else bindir, os.W_OK):
+        target = os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or
+            os.path.join(os.path.expanduser("~"), ".cache"),
+            "switchyard", "rust-static-keys-target")
     print(f"== PEERS: cargo build --release ({proj})", file=sys.stderr,
           flush=True)
     try:
