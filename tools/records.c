@@ -107,6 +107,57 @@ static unsigned site_len(const struct sy_rec_site *s)
 	return s->target - (s->addr + 5) == (uint64_t)(int64_t)r32 ? 5 : 0;
 }
 
+/* Section s as a table of n relocations with addends that the loader
+ * applies (SHT_RELA, SHF_ALLOC): 1, 0 for another section (n = 0), -1 when
+ * it lies outside the file or is misaligned. */
+static int rela_table(const struct img *m, const Elf64_Shdr *s,
+		      const Elf64_Rela **r, size_t *n)
+{
+	*r = NULL;
+	*n = 0;
+	if (s->sh_type != SHT_RELA || !(s->sh_flags & SHF_ALLOC))
+		return 0;
+	if (s->sh_entsize != sizeof(Elf64_Rela) ||
+	    !in_file(s->sh_offset, s->sh_size, m->size) || s->sh_offset % 8)
+		return -1;
+	*r = (const Elf64_Rela *)(m->p + s->sh_offset);
+	*n = s->sh_size / sizeof(**r);
+	return 1;
+}
+
+/* Symbol si of the symbol table RELA section s links to, and its string
+ * table: 0, or -1 when either table lies outside the file or is malformed. */
+static int rela_sym(const struct img *m, const Elf64_Shdr *s, uint32_t si,
+		    const Elf64_Sym **y, const char **str, uint64_t *strsize)
+{
+	const Elf64_Shdr *symtab, *strtab;
+
+	if (s->sh_link >= m->shnum)
+		return -1;
+	symtab = &m->sh[s->sh_link];
+	if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
+	    !in_file(symtab->sh_offset, symtab->sh_size, m->size) ||
+	    symtab->sh_offset % 8 ||
+	    si >= symtab->sh_size / sizeof(Elf64_Sym) ||
+	    symtab->sh_link >= m->shnum)
+		return -1;
+	*y = (const Elf64_Sym *)(m->p + symtab->sh_offset) + si;
+	strtab = &m->sh[symtab->sh_link];
+	if (!in_file(strtab->sh_offset, strtab->sh_size, m->size))
+		return -1;
+	*str = (const char *)m->p + strtab->sh_offset;
+	*strsize = strtab->sh_size;
+	return 0;
+}
+
+/* The NUL-terminated name at off in a string table of size bytes, or NULL. */
+static const char *str_at(const char *str, uint64_t size, uint32_t off)
+{
+	if (off >= size || !memchr(str + off, 0, size - off))
+		return NULL;
+	return str + off;
+}
+
 /* The dynamic relocation at addr that gives a 64-bit value, if any:
  * 1 and *val (and *sym: an undefined symbol's name, else NULL), 0 none,
  * -1 malformed. */
@@ -115,22 +166,19 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 {
 	*sym = NULL;
 	for (unsigned i = 0; i < m->shnum; i++) {
-		const Elf64_Shdr *s = &m->sh[i], *symtab, *strtab;
+		const Elf64_Shdr *s = &m->sh[i];
 		const Elf64_Rela *r;
 		size_t n;
+		int t = rela_table(m, s, &r, &n);
 
-		if (s->sh_type != SHT_RELA || !(s->sh_flags & SHF_ALLOC))
-			continue;
-		if (s->sh_entsize != sizeof(Elf64_Rela) ||
-		    !in_file(s->sh_offset, s->sh_size, m->size) ||
-		    s->sh_offset % 8)
+		if (t < 0)
 			return -1;
-		r = (const Elf64_Rela *)(m->p + s->sh_offset);
-		n = s->sh_size / sizeof(*r);
 		for (size_t k = 0; k < n; k++) {
 			unsigned type = ELF64_R_TYPE(r[k].r_info);
 			uint32_t si = ELF64_R_SYM(r[k].r_info);
 			const Elf64_Sym *y;
+			const char *str;
+			uint64_t strsize;
 
 			if (r[k].r_offset != addr)
 				continue;
@@ -140,28 +188,12 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 			}
 			if (type != R_X86_64_64 && type != R_X86_64_GLOB_DAT)
 				return -1;
-			if (s->sh_link >= m->shnum)
-				return -1;
-			symtab = &m->sh[s->sh_link];
-			if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
-			    !in_file(symtab->sh_offset, symtab->sh_size,
-				     m->size) || symtab->sh_offset % 8 ||
-			    si >= symtab->sh_size / sizeof(Elf64_Sym) ||
-			    symtab->sh_link >= m->shnum)
-				return -1;
-			y = (const Elf64_Sym *)(m->p + symtab->sh_offset) + si;
-			strtab = &m->sh[symtab->sh_link];
-			if (!in_file(strtab->sh_offset, strtab->sh_size, m->size))
+			if (rela_sym(m, s, si, &y, &str, &strsize))
 				return -1;
 			if (y->st_shndx == SHN_UNDEF) {
-				const char *str = (const char *)m->p +
-						  strtab->sh_offset;
-
-				if (y->st_name >= strtab->sh_size ||
-				    !memchr(str + y->st_name, 0,
-					    strtab->sh_size - y->st_name))
+				*sym = str_at(str, strsize, y->st_name);
+				if (!*sym)
 					return -1;
-				*sym = str + y->st_name;
 				*val = (uint64_t)r[k].r_addend;
 			} else {
 				*val = y->st_value + (uint64_t)r[k].r_addend;
@@ -185,49 +217,31 @@ static int copy_reloc_at(const struct img *m, uint64_t addr,
 			 const char **name)
 {
 	for (unsigned i = 0; i < m->shnum; i++) {
-		const Elf64_Shdr *s = &m->sh[i], *symtab, *strtab;
+		const Elf64_Shdr *s = &m->sh[i];
 		const Elf64_Rela *r;
 		size_t n;
+		int t = rela_table(m, s, &r, &n);
 
-		if (s->sh_type != SHT_RELA || !(s->sh_flags & SHF_ALLOC))
-			continue;
-		if (s->sh_entsize != sizeof(Elf64_Rela) ||
-		    !in_file(s->sh_offset, s->sh_size, m->size) ||
-		    s->sh_offset % 8)
+		if (t < 0)
 			return -1;
-		r = (const Elf64_Rela *)(m->p + s->sh_offset);
-		n = s->sh_size / sizeof(*r);
 		for (size_t k = 0; k < n; k++) {
 			uint32_t si = ELF64_R_SYM(r[k].r_info);
 			const Elf64_Sym *y;
 			const char *str;
+			uint64_t strsize;
 
 			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_COPY ||
 			    addr < r[k].r_offset)
 				continue;
-			if (s->sh_link >= m->shnum)
+			if (rela_sym(m, s, si, &y, &str, &strsize))
 				return -1;
-			symtab = &m->sh[s->sh_link];
-			if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
-			    !in_file(symtab->sh_offset, symtab->sh_size,
-				     m->size) || symtab->sh_offset % 8 ||
-			    si >= symtab->sh_size / sizeof(Elf64_Sym) ||
-			    symtab->sh_link >= m->shnum)
-				return -1;
-			y = (const Elf64_Sym *)(m->p + symtab->sh_offset) + si;
 			/* the copy is st_size bytes (a key: at least 1) */
 			if (addr - r[k].r_offset >= (y->st_size ? y->st_size
 								: 1))
 				continue;
-			strtab = &m->sh[symtab->sh_link];
-			if (!in_file(strtab->sh_offset, strtab->sh_size,
-				     m->size) || y->st_name >= strtab->sh_size)
+			*name = str_at(str, strsize, y->st_name);
+			if (!*name)
 				return -1;
-			str = (const char *)m->p + strtab->sh_offset;
-			if (!memchr(str + y->st_name, 0,
-				    strtab->sh_size - y->st_name))
-				return -1;
-			*name = str + y->st_name;
 			return 1;
 		}
 	}
