@@ -434,11 +434,15 @@ static bool sc_payload_shadow(const struct sy_sc_entry *e, const uint8_t *mem,
 	bool found = false;
 
 	*bps = 0;
-	if (!memchr(mem, SY_X86_INT3, room)) {	/* the usual case */
+	/* The usual case, first: one of our payloads as it is. A 0xcc byte
+	 * inside an operand (a call's rel32 is cc at one site in 64) is
+	 * data, not a breakpoint: only an int3 at an instruction start can
+	 * be one, which no payload of ours holds. */
+	if (known_payload(e, mem)) {
 		memcpy(out, mem, room);
-		return known_payload(e, mem);
+		return true;
 	}
-	if (!traced())
+	if (!memchr(mem, SY_X86_INT3, room) || !traced())
 		return false;
 	for (unsigned k = 0; payload_candidate(e, mem, k, c); k++) {
 		uint16_t starts = insn_starts(c, room), wild = 0;

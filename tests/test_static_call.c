@@ -242,8 +242,70 @@ static void test_refused_payload(void)
 	CHECK_EQ(c[SC_GUARD], 0xe9);		/* parked on its detour */
 	CHECK_EQ(call_refuse(1), 21);		/* the new target */
 }
+
+/*
+ * A target whose call puts 0xcc, int3's opcode, in the site's rel32: data,
+ * not a debugger's breakpoint. Such a site must be patched like any other
+ * (before the fix, the payload with a cc operand was taken for one under a
+ * breakpoint and every update parked the site on its detour; 1 site in 64,
+ * seen in a Debug build). sy_rets: 256 one-byte functions (ret), so that
+ * some target gives each byte value in the rel32's low byte.
+ */
+__asm__(".pushsection .text.sy_rets,\"ax\",@progbits\n"
+	"sy_rets:\n\t.fill 256,1,0xc3\n"
+	".popsection");
+#ifdef __cplusplus
+extern "C"
+#endif
+void sy_rets(void) __asm__("sy_rets");
+static void ret_nothing(void)
+{
+	__asm__ volatile("");
+}
+DEFINE_STATIC_CALL(sc_ccrel, ret_nothing);
+
+__attribute__((noinline)) static void call_ccrel(void)
+{
+	static_call(sc_ccrel)();
+}
+
+static void test_cc_in_rel(void)
+{
+	const uint8_t *c = sy_sc_site_of(&STATIC_CALL_KEY(sc_ccrel));
+	uintptr_t base = (uintptr_t)sy_rets, end;
+
+	if (!patched_mode() || !c)
+		return;
+	end = (uintptr_t)(c + SC_END);
+	for (unsigned b = 0; b < 4; b++) {	/* cc in each byte it can */
+		uintptr_t i = ((0xccu << (8 * b)) + end - base) & 0xff;
+		int32_t rel;
+		void (*f)(void);
+
+		if (b) {	/* higher bytes: only where the distance has it */
+			uintptr_t d = base - end;
+
+			if (((d >> (8 * b)) & 0xff) != 0xcc)
+				continue;
+			i = 0;
+		}
+		f = (void (*)(void))(base + i);
+		CHECK_EQ(static_call_update(sc_ccrel, f), 0);
+		memcpy(&rel, c + SC_PAYLOAD + 1, 4);
+		if (!b)
+			CHECK_EQ((uint8_t)rel, 0xcc);
+		CHECK_SITES(&STATIC_CALL_KEY(sc_ccrel));
+		call_ccrel();
+		CHECK_EQ(static_call_update(sc_ccrel, ret_nothing), 0);
+		CHECK_SITES(&STATIC_CALL_KEY(sc_ccrel));
+	}
+}
 #else
 static void test_refused_payload(void)
+{
+}
+
+static void test_cc_in_rel(void)
 {
 }
 #endif
@@ -255,5 +317,6 @@ int main(void)
 	test_ret0_and_signatures();
 	test_update_while_calling();
 	test_refused_payload();
+	test_cc_in_rel();
 	return sy_test_done("static_call");
 }
