@@ -24,7 +24,13 @@ for mode in api env; do
 	fi
 	pid=$!
 	exec 3>"$tmp/in"	# keeps its stdin open
-	for i in $(seq 50); do grep -q ready "$tmp/out" && break; sleep 0.1; done
+	# until it says so (or dies): under load (ctest -j4 on 2 cores) a
+	# fixed 5 s was not always enough. 60 s bounds a hang.
+	for i in $(seq 600); do
+		grep -q ready "$tmp/out" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
 	grep -q "ready $pid" "$tmp/out" || no "$mode: target not ready: $(cat "$tmp/err")"
 	sock="$XDG_RUNTIME_DIR/switchyard/$pid.sock"
 	[ -S "$sock" ] || no "$mode: no socket at $sock"

@@ -16,20 +16,32 @@ mkfifo "$tmp/in"
 "$reqd" 2 <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 exec 3>"$tmp/in"
-for i in $(seq 100); do grep -q '^ready' "$tmp/out" && break; sleep 0.1; done
+# Waits for what the daemon prints, never for a time: under load (ctest -j4
+# on 2 cores) a fixed sleep gave it too little. 60 s bounds a hang.
+wait_for() {
+	i=0
+	until grep -q "$1" "$tmp/out"; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && return 1
+		kill -0 $pid 2>/dev/null || { grep -q "$1" "$tmp/out"; return; }
+		sleep 0.1
+	done
+}
+wait_for '^ready'
 grep -q "^ready $pid: 2 workers, checksum checksum_" "$tmp/out" || no "not ready: $(cat "$tmp/out" "$tmp/err")"
-sleep 0.5	# a sample or two with the keyed handler first
+wait_for '^sample [1-9][0-9]* keys$'	# a sample with the keyed handler first
 "$tool" list $pid >"$tmp/list" || no "list"
 grep -q '^trace_requests  enabled=false .* -- log every request' "$tmp/list" || no "list: $(cat "$tmp/list")"
 grep -q '^handler  target=handle_keyed  sites=1  targets=\["handle_flags", "handle_keyed"\]' "$tmp/list" || no "list: handler"
 "$tool" set $pid trace_requests on >/dev/null || no "set on"
 "$tool" call $pid handler handle_flags >/dev/null || no "call handle_flags"
-sleep 1
+wait_for '^change: trace_requests on'
+wait_for '^sample [1-9][0-9]* flags$'
 grep -q '^change: trace_requests on -- site handle_keyed+0x[0-9a-f]*: e[9b] .*(jmp' "$tmp/out" || no "no change line: $(grep change "$tmp/out")"
 grep -q '^sample [1-9][0-9]* keys$' "$tmp/out" || no "no sample with the keyed handler"
 "$tool" call $pid handler handle_keyed >/dev/null || no "call handle_keyed"
 "$tool" set $pid trace_requests off >/dev/null || no "set off"
-sleep 1
+wait_for '^change: trace_requests off'
 grep -q '^sample [1-9][0-9]* flags$' "$tmp/out" || no "no sample with the flags handler"
 grep -q '^change: trace_requests off -- site handle_keyed+0x[0-9a-f]*: a[89] .*(test' "$tmp/out" || no "no change back"
 exec 3>&-
