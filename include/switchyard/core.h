@@ -23,6 +23,44 @@
 #endif
 #ifndef SY__KD_RETAIN
 #define SY__KD_RETAIN
+#define SY__REC_R ""
+#else
+#define SY__REC_R "R"
+#endif
+#define SY__REC_STR2(x) #x
+#define SY__REC_STR(x) SY__REC_STR2(x)
+
+/*
+ * SY__REC_SECTION(sec) - the section attribute of a record, as
+ * __attribute__((used, SY__REC_SECTION("sec"), ...)). Not API.
+ *
+ * g++ puts a record defined inside an inline function (a static local with
+ * vague linkage, as in a member function defined in its class) in a COMDAT
+ * group and one defined at namespace scope outside any, and refuses the two
+ * in the same section of one translation unit: "'sy__name_1' causes a
+ * section type conflict with 'sy__name_0'". So for g++ every record names
+ * a section of its own in the compiler's table, spelled so that the
+ * assembler reads the real name and flags and takes the rest of the line
+ * for a comment (# on x86, // on AArch64): every record lands in the one
+ * section, outside any group. An inline function's record is then kept by
+ * each translation unit that emits the function; readers key records by
+ * object, so a repeat is harmless. The line and counter keep the
+ * compiler's names apart across translation units merged by -flto. clang
+ * names the section verbatim and has no such conflict; C has no COMDAT
+ * statics.
+ */
+#if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&       \
+	(defined(__x86_64__) || defined(__i386__))
+#define SY__REC_SECTION(sec)                                                   \
+	section(sec ",\"aw" SY__REC_R "\",@progbits #" SY__REC_STR(__LINE__)    \
+		"." SY__REC_STR(__COUNTER__))
+#elif defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&     \
+	defined(__aarch64__)
+#define SY__REC_SECTION(sec)                                                   \
+	section(sec ",\"aw" SY__REC_R "\",%progbits //" SY__REC_STR(__LINE__)   \
+		"." SY__REC_STR(__COUNTER__))
+#else
+#define SY__REC_SECTION(sec) section(sec)
 #endif
 
 /*
@@ -43,7 +81,8 @@ struct sy__name {
 #define SY__NAME_STR(x) #x
 #define SY__NAME_RECORD(obj) SY__NAME_RECORD2(obj, SY__NAME_STR(obj))
 #define SY__NAME_RECORD2(obj, str)                                             \
-	__attribute__((used, section("sy_names"), aligned(8))) SY__KD_RETAIN   \
+	__attribute__((used, SY__REC_SECTION("sy_names"), aligned(8)))          \
+	SY__KD_RETAIN                                                          \
 	static const struct sy__name SY__KD_CAT(sy__name_, __COUNTER__) = {    \
 		&(obj), str, sizeof(obj) }
 

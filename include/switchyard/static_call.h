@@ -650,7 +650,7 @@ struct sy__sc_target {
 #endif
 #define SY__SC_TARGET(name, func, n)                                           \
 	SY__SC_TARGET_CHECK(name, func, n)                                     \
-	__attribute__((used, section("sy_sc_targets"), aligned(8)))           \
+	__attribute__((used, SY__REC_SECTION("sy_sc_targets"), aligned(8)))           \
 	SY__KD_RETAIN static struct sy__sc_target                              \
 		SY__KD_CAT(sy__sc_target_, n) = {                              \
 			&STATIC_CALL_KEY(name), (void (*)(void))(func), #func }

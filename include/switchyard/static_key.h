@@ -179,7 +179,7 @@ struct sy__key_desc {
 	const char *text;
 };
 #define SWITCHYARD_KEY_DESCRIPTION(key, text)                                \
-	__attribute__((used, section("sy_key_desc"), aligned(16)))           \
+	__attribute__((used, SY__REC_SECTION("sy_key_desc"), aligned(16)))           \
 	SY__KD_RETAIN                                                        \
 	static const struct sy__key_desc                                     \
 		SY__KD_CAT(sy__key_desc_, __COUNTER__) = { &(key), "" text }

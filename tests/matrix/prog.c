@@ -19,6 +19,33 @@ __attribute__((noinline)) static int pa(void) { return static_branch_unlikely(&k
 __attribute__((cold, noinline)) static void cold_path(void) { sink++; }
 /* The out-of-line path may land in .text.unlikely: a 5-byte site. */
 __attribute__((noinline)) static int pc(void) { if (static_branch_unlikely(&kf)) { cold_path(); return 1; } return 0; }
+SWITCHYARD_KEY_DESCRIPTION(kf, "the false key");
+
+#ifdef __cplusplus
+/* Records of keys, descriptions and call targets defined in an inline
+ * function and in a member function defined in its class (COMDAT statics),
+ * in the file of the namespace-scope ones above: g++ refused the mix,
+ * "section type conflict" (issue [10/15]). */
+static int add1(int x) { return x + 1; }
+static int add2(int x) { return x + 2; }
+DEFINE_STATIC_CALL(adder, add1);
+struct holder {
+	int member() {
+		static DEFINE_STATIC_KEY_TRUE(mk);
+		SWITCHYARD_KEY_DESCRIPTION(mk, "member key");
+		return static_branch_likely(&mk) ? 1 : 0;
+	}
+};
+inline int inline_key(int x)
+{
+	static DEFINE_STATIC_KEY_FALSE(ik);
+	SWITCHYARD_KEY_DESCRIPTION(ik, "inline key");
+	SWITCHYARD_STATIC_CALL_TARGET(adder, add2);
+	if (x)
+		static_branch_enable(&ik);
+	return static_branch_unlikely(&ik) ? 1 : 0;
+}
+#endif
 
 struct found {
 	int n;
@@ -52,6 +79,13 @@ int main(void)
 	CHECK(!pf() && pt() && !pa() && !pc());
 	sy_test_check_sites(&kf.key);
 	CHECK_EQ(lib_check(), 0);
+#ifdef __cplusplus
+	holder h;
+	CHECK(h.member() == 1 && inline_key(0) == 0 && inline_key(1) == 1);
+	CHECK_EQ(static_call(adder)(1), 2);
+	static_call_update(adder, add2);
+	CHECK_EQ(static_call(adder)(1), 3);
+#endif
 	/* Introspection in every build mode (static executables included):
 	 * kf is found by name, with its two sites in this executable. */
 	if (SY_TEST_HAVE_SITES) {

@@ -3,7 +3,9 @@
  * names_target_cxx.cpp - C++ names as the tool and a live process spell
  * them (test_names_live.sh cxx): a key in an anonymous namespace, one in a
  * namespace, a function's local key (its name holds ", " and spaces), a
- * static call whose target has no registered name (named by its symbol).
+ * static call whose target has no registered name (named by its symbol),
+ * a key with a description in an inline function (its records are COMDAT
+ * statics, which g++ refused beside the others: issue [10/15]).
  * Linked with --as-needed and using nothing of the C++ runtime: the
  * process has no __cxa_demangle. Prints "ready PID" and the keys' states
  * for every line on its standard input; exits when that closes.
@@ -35,12 +37,20 @@ static __attribute__((noinline)) int local_key(int x, char c)
 	return static_branch_unlikely(&lk) ? x + c : 0;
 }
 
+inline int inline_key()
+{
+	static DEFINE_STATIC_KEY_FALSE(ik);
+	SWITCHYARD_KEY_DESCRIPTION(ik, "inline key");
+
+	return static_branch_unlikely(&ik) ? 1 : 0;
+}
+
 static void states()
 {
-	printf("hidden=%d visible=%d local=%d call=%d\n",
+	printf("hidden=%d visible=%d local=%d call=%d inline=%d\n",
 	       static_branch_unlikely(&hidden) ? 1 : 0,
 	       static_branch_unlikely(&ns::visible) ? 1 : 0,
-	       local_key(1, 0), static_call(cxxcall)(7));
+	       local_key(1, 0), static_call(cxxcall)(7), inline_key());
 	fflush(stdout);
 }
 

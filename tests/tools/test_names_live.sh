@@ -100,7 +100,7 @@ fk = sorted(k["name"] for k in f["keys"])
 pk = sorted(k["name"] for k in p["keys"])
 print("list FILE:", fk, [(c["name"], c["initial_target"]) for c in f["static_calls"]])
 print("list PID: ", pk, [(c["name"], c["target"]) for c in p["calls"]])
-want = ["(anonymous namespace)::hidden", "local_key(int, char)::lk", "ns::visible"]
+want = ["(anonymous namespace)::hidden", "inline_key()::ik", "local_key(int, char)::lk", "ns::visible"]
 assert fk == pk == want, (fk, pk)
 assert [(c["name"], c["initial_target"]) for c in f["static_calls"]] == [("cxxcall", "S::f(int)")]
 assert [(c["name"], c["target"]) for c in p["calls"]] == [("cxxcall", "S::f(int)")]
@@ -112,8 +112,24 @@ PY
 	"$cli" set "$pid" "(anonymous namespace)::hid*" off >>"$tmp/set" ||
 		no "set of a pattern with a space: $(cat "$tmp/set")"
 	s=$(states)
-	[ "$s" = "hidden=0 visible=0 local=1 call=7" ] || no "states after set: $s"
+	[ "$s" = "hidden=0 visible=0 local=1 call=7 inline=0" ] || no "states after set: $s"
+	"$cli" set "$pid" "inline_key()::ik" on >/dev/null || no "set of an inline function's key"
+	s=$(states)
+	[ "${s##* }" = "inline=1" ] || no "states after set: $s"
 	stop
+	# stripped: the name records of the inline function's key (COMDAT
+	# statics) survive, one key with its description
+	if command -v strip >/dev/null; then
+		cp "$target_cxx" "$tmp/cxx-stripped" && strip "$tmp/cxx-stripped" || exit 1
+		"$cli" list "$tmp/cxx-stripped" --json >"$tmp/stripped.json" || no "list FILE (stripped)"
+		python3 - "$tmp/stripped.json" <<'PY' || no "list FILE of the stripped C++ program"
+import json, sys
+k = [(k["name"], k.get("description")) for k in json.load(open(sys.argv[1]))["keys"]]
+print("stripped:", sorted(k))
+assert sorted(n for n, _ in k) == ["hidden", "ik", "lk", "visible"], k
+assert ("ik", "inline key") in k, k
+PY
+	fi
 	SWITCHYARD_KEYS='(anonymous namespace)::hidden=on,ns::visible=on' \
 		"$target_cxx" </dev/null >"$tmp/env" 2>&1
 	grep -q "^hidden=1 visible=1 " "$tmp/env" || no "SWITCHYARD_KEYS: $(cat "$tmp/env")"
