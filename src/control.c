@@ -1344,8 +1344,13 @@ __attribute__((constructor)) static void ctl_init(void)
 	const char *env = secure_getenv("SWITCHYARD_CONTROL");
 
 	pthread_atfork(ctl_atfork_prepare, NULL, ctl_atfork_child);
-	if (env && !strcmp(env, "1") && !env_ignored())
+	if (!env || env_ignored())
+		return;
+	if (!strcmp(env, "1"))
 		(void)switchyard_control_start();
+	else if (*env && strcmp(env, "0"))
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_CONTROL=\"%.64s\" is "
+		       "not 1 or 0: the control socket is not started", env);
 }
 
 /* At exit, or when the library is unloaded: the thread must not outlive

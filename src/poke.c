@@ -62,6 +62,10 @@ static enum poke_method get_method(void)
 			method = METHOD_PROCMEM;
 		else if (s && !strcmp(s, "mprotect"))
 			method = METHOD_MPROTECT;
+		else if (s && *s && strcmp(s, "auto"))
+			sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_PATCH_METHOD="
+			       "\"%.64s\" is not procmem, mprotect or auto: "
+			       "ignored (auto)", s);
 	}
 	return (enum poke_method)method;
 }

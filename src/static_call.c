@@ -145,6 +145,9 @@ static bool patching(void)
 	if (mode)
 		return mode > 0;
 	env = secure_getenv("SWITCHYARD_STATIC_CALL");
+	if (env && *env && strcmp(env, "detour") && strcmp(env, "patch"))
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_STATIC_CALL=\"%.64s\" "
+		       "is not detour or patch: ignored (patch)", env);
 	if (env && !strcmp(env, "detour"))
 		why = "SWITCHYARD_STATIC_CALL=detour";
 	else if (!&__rseq_size || !&__rseq_offset || __rseq_size < 20)

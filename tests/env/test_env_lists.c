@@ -10,6 +10,10 @@
  *   SWITCHYARD_MEMCPY    the thresholds (source: the environment);
  *   SWITCHYARD_CPU_MASK  the features hidden; "erms avx2" is one unknown
  *                        name (reported), not two.
+ * And the one-word variables (SWITCHYARD_CONTROL, _PATCH_METHOD,
+ * _STATIC_CALL): a value none of theirs is reported, naming the variable
+ * and the value, where any value used to be taken silently for the
+ * default; an empty value and each documented one say nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,16 +36,34 @@ static __attribute__((noinline)) int b_on(void)
 	return static_branch_likely(&list_b);
 }
 
+static int call_one(int x)
+{
+	return x + 1;
+}
+
+static int call_two(int x)
+{
+	return x + 2;
+}
+
+DEFINE_STATIC_CALL(env_call, call_one);
+
 static int child(void)
 {
 	struct switchyard_memcpy_thresholds t;
+	int r;
 
 	switchyard_memcpy_get_thresholds(&t);
 	printf("a=%d b=%d short_max=%u rep_min=%u source=%d erms=%d "
 	       "movbe=%d\n", a_on(), b_on(), t.short_max, t.rep_min,
 	       (int)t.source, boot_cpu_has(X86_FEATURE_ERMS),
 	       boot_cpu_has(X86_FEATURE_MOVBE));
-	return 0;
+	fflush(stdout);
+	/* code is written (SWITCHYARD_PATCH_METHOD is read) and a static
+	 * call is updated (SWITCHYARD_STATIC_CALL is read) */
+	r = static_branch_enable(&list_a) | static_branch_disable(&list_a);
+	static_call_update(env_call, call_two);
+	return r || static_call(env_call)(1) != 3;
 }
 
 static char self[4096];
@@ -66,6 +88,9 @@ static void run(const char *name, const char *value, char *out, char *err,
 		unsetenv("SWITCHYARD_KEYS");
 		unsetenv("SWITCHYARD_MEMCPY");
 		unsetenv("SWITCHYARD_CPU_MASK");
+		unsetenv("SWITCHYARD_CONTROL");
+		unsetenv("SWITCHYARD_PATCH_METHOD");
+		unsetenv("SWITCHYARD_STATIC_CALL");
 		setenv("XDG_CACHE_HOME", "/nonexistent", 1);
 		if (name)
 			setenv(name, value, 1);
@@ -111,6 +136,23 @@ static void same(const char *name, const char *clean,
 	}
 }
 
+/* name=bad is reported as such; name=good and name= say nothing */
+static void word(const char *name, const char *bad, const char *good)
+{
+	char out[512], err[2048], want[256];
+
+	snprintf(want, sizeof(want), "%s=\"%s\" is not", name, bad);
+	run(name, bad, out, err, sizeof(out));
+	if (!strstr(err, want))
+		fprintf(stderr, "%s=\"%s\": wanted '%s' in: %s\n", name, bad,
+			want, err);
+	CHECK(strstr(err, want) != NULL);
+	run(name, good, out, err, sizeof(out));
+	CHECK(!strstr(err, name));
+	run(name, "", out, err, sizeof(out));
+	CHECK(!strstr(err, name));
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const keys[] = {
@@ -153,5 +195,9 @@ int main(int argc, char **argv)
 	/* a blank is no separator: one unknown name, reported */
 	run("SWITCHYARD_CPU_MASK", "erms movbe", out, err, sizeof(out));
 	CHECK(strstr(err, "unknown CPU feature 'erms movbe'") != NULL);
+	word("SWITCHYARD_CONTROL", "yes", "0");
+	word("SWITCHYARD_PATCH_METHOD", "proc-mem", "mprotect");
+	word("SWITCHYARD_PATCH_METHOD", "procmem ", "auto");
+	word("SWITCHYARD_STATIC_CALL", "detours", "patch");
 	return sy_test_done("env_lists");
 }
