@@ -80,6 +80,18 @@ while read -r name; do
 done <"$tmp/vars"
 echo "names: $nfn functions and function-like macros, $nobj other macros, $nvar environment variables"
 
+# Cross-references to the project's own pages name a page that is installed:
+# switchyard(1) and switchyard(3), not SWITCHYARD_KEY_DESCRIPTION(3) (a
+# macro documented in switchyard(3); man(1) finds no such page).
+for p in "$page" "$src/doc/man/switchyard.1"; do
+	sed -e 's/\\f[A-Za-z]//g' -e 's/^\.[A-Z][A-Z]* //' -e 's/ (\([0-9]\))/(\1)/g' "$p" |
+		grep -oE '[A-Za-z_][A-Za-z0-9_]*\([0-9]\)' | grep -iE '^(switchyard|sy_|static_|define_)' |
+		grep -vxE 'switchyard\((1|3)\)' | sort -u >"$tmp/xref"
+	while read -r ref; do
+		no "$(basename "$p") refers to $ref, which is not an installed page"
+	done <"$tmp/xref"
+done
+
 if ! command -v groff >/dev/null 2>&1; then
 	[ $fail = 0 ] || exit 1
 	echo "SKIP: groff not installed (scripts/deps.sh installs groff-base): pages not rendered"

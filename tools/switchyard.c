@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,8 +424,11 @@ static int cmd_call(int pid, const char *glob, const char *target, bool json)
 
 	if (!req_word(glob, eg, sizeof(eg), true) ||
 	    !req_word(target, et, sizeof(et), false)) {
-		fprintf(stderr, "switchyard: a call pattern and a target are "
-			"at most 1000 bytes each, on one line\n");
+		fprintf(stderr, "switchyard: %s\n", !*glob ?
+			"the call pattern is empty: it would match no call" :
+			!*target ? "the target is empty: give the name of a "
+			"registered target" : "a call pattern and a target are "
+			"at most 1000 bytes each, on one line");
 		return 2;
 	}
 	snprintf(line, sizeof(line), "call %s %s\n", eg, et);
@@ -456,8 +460,9 @@ static int cmd_set(int pid, const char *glob, const char *action, bool json)
 	int r;
 
 	if (!req_word(glob, eg, sizeof(eg), true)) {
-		fprintf(stderr, "switchyard: a key pattern is at most 1000 "
-			"bytes, on one line\n");
+		fprintf(stderr, "switchyard: %s\n", !*glob ?
+			"the key pattern is empty: it would match no key" :
+			"a key pattern is at most 1000 bytes, on one line");
 		return 2;
 	}
 	snprintf(line, sizeof(line), "set %s %s\n", eg, action);
@@ -837,6 +842,36 @@ static int cmd_list(const char *path, bool json)
 	return 0;
 }
 
+/* The memcpy strategy and threshold source as <switchyard/memcpy.h>
+ * names them (lower case, without the prefix). */
+static const char *loop_name(enum switchyard_memcpy_strategy l)
+{
+	switch (l) {
+	case SWITCHYARD_MEMCPY_SHORT:		return "short";
+	case SWITCHYARD_MEMCPY_LOOP:		return "default";
+	case SWITCHYARD_MEMCPY_SSE2:		return "sse2";
+	case SWITCHYARD_MEMCPY_AVX2:		return "avx2";
+	case SWITCHYARD_MEMCPY_AVX512:		return "avx512";
+	case SWITCHYARD_MEMCPY_REP_MOVSB:	return "rep_movsb";
+	default:				return "unknown";
+	}
+}
+
+/* short: the JSON token; else the phrase of the text listing */
+static const char *source_name(enum switchyard_memcpy_source src, bool short_)
+{
+	switch (src) {
+	case SWITCHYARD_MEMCPY_FROM_DEFAULT:
+		return short_ ? "default" : "the table for this CPU";
+	case SWITCHYARD_MEMCPY_FROM_FILE:
+		return short_ ? "file" : "the calibration file";
+	case SWITCHYARD_MEMCPY_FROM_ENV:
+		return short_ ? "env" : "SWITCHYARD_MEMCPY";
+	default:
+		return "unknown";
+	}
+}
+
 static int cmd_cpu(bool json)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
@@ -867,16 +902,22 @@ static int cmd_cpu(bool json)
 		}
 		first = false;
 	}
-	if (json)
+	if (json) {
 		printf("], \"memcpy\": {\"short_max\": %u, \"rep_min\": %u, "
-		       "\"loop\": %d, \"source\": %d, \"patched\": %d}}\n",
+		       "\"loop\": %d, \"source\": %d, \"patched\": %d, "
+		       "\"loop_name\": \"%s\", \"source_name\": \"%s\"}}\n",
 		       t.short_max, t.rep_min, (int)t.loop, (int)t.source,
-		       t.patched);
+		       t.patched, loop_name(t.loop), source_name(t.source, true));
+		return 0;
+	}
+	printf("\nmemcpy: short moves up to %u bytes, ", t.short_max);
+	if (t.rep_min == UINT32_MAX)
+		printf("rep movsb never, ");
 	else
-		printf("\nmemcpy: short_max %u, rep_min %u, loop %d, "
-		       "source %d, written into the code: %s\n", t.short_max,
-		       t.rep_min, (int)t.loop, (int)t.source,
-		       t.patched ? "yes" : "no");
+		printf("rep movsb from %u bytes, ", t.rep_min);
+	printf("%s loop between; thresholds from %s; written into the code: "
+	       "%s\n", loop_name(t.loop), source_name(t.source, false),
+	       t.patched ? "yes" : "no");
 	return 0;
 }
 
@@ -941,11 +982,40 @@ static int cmd_bench(int argc, char **argv)
 	return 1;
 }
 
+/* A usage error: what is wrong, then the usage, exit 2. */
+__attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt,
+							  ...)
+{
+	va_list ap;
+
+	fputs("switchyard: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	return usage(stderr, 2);
+}
+
+/* The commands, the number of operands each takes and how they read. */
+static const struct {
+	const char *name;
+	int nargs;
+	const char *operands;
+} commands[] = {
+	{ "list", 1, "FILE|PID" },
+	{ "set", 3, "PID GLOB on|off|inc|dec" },
+	{ "call", 3, "PID GLOB TARGET" },
+	{ "ps", 0, "" },
+	{ "prepatch", 1, "FILE [-o OUT]" },
+	{ "cpu", 0, "" },
+};
+
 int main(int argc, char **argv)
 {
 	bool json = false;
 	const char *args[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
 	int nargs = 0, pid;
+	size_t c;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
@@ -954,36 +1024,52 @@ int main(int argc, char **argv)
 			json = true;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc && !out)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "-o"))
+			return bad_usage(out ? "-o given twice" :
+					 "-o needs a file name");
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout, 0);
 		else if (argv[i][0] == '-' && argv[i][1])
-			return usage(stderr, 2);
+			return bad_usage("unknown option '%.100s'", argv[i]);
 		else if (nargs < 4)
 			args[nargs++] = argv[i];
 		else
-			return usage(stderr, 2);
+			return bad_usage("too many operands ('%.100s' and "
+					 "after)", argv[i]);
 	}
-	if (nargs == 2 && !strcmp(args[0], "prepatch"))
+	if (!nargs)
+		return bad_usage("no command given");
+	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
+		if (!strcmp(args[0], commands[c].name))
+			break;
+	if (c == sizeof(commands) / sizeof(commands[0]))
+		return bad_usage("unknown command '%.100s'", args[0]);
+	if (nargs - 1 != commands[c].nargs)
+		return bad_usage("%s takes %s%s", args[0],
+				 commands[c].nargs ? "" : "no operands",
+				 commands[c].operands);
+	if (out && strcmp(args[0], "prepatch"))
+		return bad_usage("-o is an option of prepatch only");
+	if (!strcmp(args[0], "prepatch"))
 		return cmd_prepatch(args[1], out, json);
-	if (out)
-		return usage(stderr, 2);
-	if (nargs == 2 && !strcmp(args[0], "list")) {
+	if (!strcmp(args[0], "list")) {
 		/* digits are a PID (a file named so: ./123) */
 		if (!looks_like_pid(args[1]))
 			return cmd_list(args[1], json);
 		return parse_pid(args[1], &pid) ? 2 : cmd_list_pid(pid, json);
 	}
-	if (nargs == 4 && !strcmp(args[0], "set") &&
-	    (!strcmp(args[3], "on") || !strcmp(args[3], "off") ||
-	     !strcmp(args[3], "inc") || !strcmp(args[3], "dec")))
+	if (!strcmp(args[0], "set")) {
+		if (strcmp(args[3], "on") && strcmp(args[3], "off") &&
+		    strcmp(args[3], "inc") && strcmp(args[3], "dec"))
+			return bad_usage("set: '%.100s' is not on, off, inc or "
+					 "dec", args[3]);
 		return parse_pid(args[1], &pid) ? 2 :
 		       cmd_set(pid, args[2], args[3], json);
-	if (nargs == 4 && !strcmp(args[0], "call"))
+	}
+	if (!strcmp(args[0], "call"))
 		return parse_pid(args[1], &pid) ? 2 :
 		       cmd_call(pid, args[2], args[3], json);
-	if (nargs == 1 && !strcmp(args[0], "ps"))
+	if (!strcmp(args[0], "ps"))
 		return cmd_ps(json);
-	if (nargs == 1 && !strcmp(args[0], "cpu"))
-		return cmd_cpu(json);
-	return usage(stderr, 2);
+	return cmd_cpu(json);
 }

@@ -88,7 +88,11 @@ grep -q "cli_target.c:[0-9]" "$tmp/prog.txt" || no "text: no file:line"
 "$cli" list "$lib" | grep -q "^key cli_on (defined in another object)  initial unknown" || no "text: the library's import"
 
 # cpu
-"$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in d["memcpy"]' || no "cpu --json"
+"$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d["memcpy"]; assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in m; assert m["loop_name"] in ("default","sse2","avx2","avx512") and m["source_name"] in ("default","file","env"), m' || no "cpu --json"
+# the text names the loop and where the thresholds come from (not enum numbers)
+SWITCHYARD_MEMCPY=short_max=48 "$cli" cpu >"$tmp/cpu.txt" 2>&1 || no "cpu"
+grep -Eq "^memcpy: short moves up to 48 bytes, rep movsb (from [0-9]+ bytes|never), [a-z0-9]+ loop between; thresholds from SWITCHYARD_MEMCPY; " "$tmp/cpu.txt" ||
+	no "cpu: $(tail -1 "$tmp/cpu.txt")"
 
 # bad input: exit 1 and a message naming the file; usage: exit 2
 expect() {	# status, message part, command...
@@ -110,6 +114,20 @@ expect 1 "not a regular, non-empty file" "$cli" list "$tmp"
 expect 2 "usage" "$cli" list
 expect 2 "usage" "$cli" frobnicate
 expect 2 "usage" "$cli" list "$prog" --no-such-option
+# ... and a usage error says what is wrong before the usage
+expect 2 "switchyard: no command given" "$cli"
+expect 2 "switchyard: unknown command 'frobnicate'" "$cli" frobnicate
+expect 2 "switchyard: list takes FILE|PID" "$cli" list
+expect 2 "switchyard: unknown option '--no-such-option'" "$cli" list "$prog" --no-such-option
+expect 2 "switchyard: set takes PID GLOB on|off|inc|dec" "$cli" set 1 k
+expect 2 "switchyard: set: 'maybe' is not on, off, inc or dec" "$cli" set 1 k maybe
+expect 2 "switchyard: ps takes no operands" "$cli" ps x
+expect 2 "switchyard: -o is an option of prepatch only" "$cli" list "$prog" -o "$tmp/x"
+expect 2 "switchyard: -o needs a file name" "$cli" prepatch "$prog" -o
+expect 2 "switchyard: too many operands ('e' and after)" "$cli" set 1 k on e
+expect 2 "the key pattern is empty" "$cli" set 1 "" on
+expect 2 "the call pattern is empty" "$cli" call 1 "" t
+expect 2 "the target is empty" "$cli" call 1 c ""
 "$cli" --help | grep -q "switchyard list FILE" || no "--help"
 # the man page documents every command of --help, and every JSON field
 man=$src/../../doc/man/switchyard.1
