@@ -47,7 +47,9 @@
  * object, so a repeat is harmless. The line and counter keep the
  * compiler's names apart across translation units merged by -flto. clang
  * names the section verbatim and has no such conflict; C has no COMDAT
- * statics.
+ * statics. On the fallback architectures (other assemblers' comment
+ * characters, not tried) g++ still refuses the mix: there, define such a
+ * key at namespace scope.
  */
 #if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&       \
 	(defined(__x86_64__) || defined(__i386__))
