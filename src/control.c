@@ -282,22 +282,83 @@ static void key_list_free(struct key_list *l)
 	free(l->ops);
 }
 
+/*
+ * How a request's pattern selects names (set, call, SWITCHYARD_KEYS): a
+ * name as listed is itself, whatever it holds: "feat[3]" (an array's
+ * element) or "f(int*)::k" read as a glob would match other names, or
+ * none. So when some name equals the pattern, the names equal to it are
+ * selected, and only they; else the pattern is a glob (fnmatch(), where
+ * "feat\[3\]" is the name escaped). Names alike are keys that nothing
+ * tells apart (elf.c gives file-local keys of two source files "a.c:k",
+ * "b.c:k"; introspect.c qualifies by object): all of them are selected,
+ * and the reply says how many.
+ */
+static bool pattern_is(const char *pat, const char *name)
+{
+	return !strcmp(pat, name);
+}
+
+/* "ns::k", "a.c:k", "libx.so:k" for k: a name a user may have meant */
+static bool qualified_form(const char *pat, const char *name)
+{
+	size_t lp = strlen(pat), ln = strlen(name);
+
+	return ln > lp + 1 && name[ln - lp - 1] == ':' &&
+	       !strcmp(name + ln - lp, pat);
+}
+
 struct set_req {
 	const char *glob;
 	int op;
 	struct key_list l;
+	bool *exact;	/* per key of l: its name is the pattern */
+	size_t cap_exact, nexact;
 	size_t unnamed;	/* keys listed as key@0x...: no name to match */
+	char hint[512];	/* names the pattern may have meant */
+	size_t nhint;
 };
 
 static int set_collect(const struct switchyard_key_info *k, void *arg)
 {
 	struct set_req *q = arg;
+	bool exact = pattern_is(q->glob, k->name);
 
 	if (!strncmp(k->name, "key@", 4))
 		q->unnamed++;
-	if (fnmatch(q->glob, k->name, 0))
+	if (qualified_form(q->glob, k->name) && q->nhint++ < 8) {
+		size_t len = strlen(q->hint);
+
+		snprintf(q->hint + len, sizeof(q->hint) - len, "%s%s",
+			 len ? ", " : "", k->name);
+	}
+	if (!exact && (q->nexact || fnmatch(q->glob, k->name, 0)))
 		return 0;
+	if (!sy_grow(&q->exact, &q->cap_exact, q->l.n, sizeof(*q->exact))) {
+		q->l.failed = true;
+		return 1;
+	}
+	q->exact[q->l.n] = exact;
+	q->nexact += exact;
 	return key_list_add(&q->l, k, q->op) ? 0 : 1;
+}
+
+/* Keep only the keys named as the pattern when there are any. */
+static void set_keep_exact(struct set_req *q)
+{
+	size_t w = 0;
+
+	if (!q->nexact || q->l.failed)
+		return;
+	for (size_t i = 0; i < q->l.n; i++) {
+		if (!q->exact[i]) {
+			free(q->l.names[i]);
+			continue;
+		}
+		q->l.keys[w] = q->l.keys[i];
+		q->l.names[w] = q->l.names[i];
+		q->l.ops[w++] = q->l.ops[i];
+	}
+	q->l.n = w;
 }
 
 /*
@@ -341,7 +402,7 @@ static void unpin(void *h)
 
 static void set_keys(const char *glob, int op, struct out *o)
 {
-	struct set_req q = { glob, op, { 0 }, 0 };
+	struct set_req q = { .glob = glob, .op = op };
 	struct key_list *l = &q.l;
 	int *res = NULL, *cnt = NULL, r = 0;
 	struct static_key **live = NULL;
@@ -349,6 +410,7 @@ static void set_keys(const char *glob, int op, struct out *o)
 	size_t m = 0;
 
 	switchyard_for_each_key(set_collect, &q);
+	set_keep_exact(&q);
 	if (!l->failed && l->n) {
 		res = malloc(l->n * sizeof(*res));
 		cnt = malloc(l->n * sizeof(*cnt));
@@ -387,6 +449,13 @@ static void set_keys(const char *glob, int op, struct out *o)
 			put_strf(o, "no key matches %s (%zu key%s no name: "
 				 "see the process's log)", glob, q.unnamed,
 				 q.unnamed == 1 ? " has" : "s have");
+		else if (q.nhint)
+			put_strf(o, "no key matches %s; %zu key%s named so "
+				 "within a qualified name, which selects %s: "
+				 "%s%s", glob, q.nhint,
+				 q.nhint == 1 ? " is" : "s are",
+				 q.nhint == 1 ? "it" : "one", q.hint,
+				 q.nhint > 8 ? ", ..." : "");
 		else
 			put_strf(o, "no key matches %s", glob);
 		put(o, "}\n");
@@ -402,9 +471,17 @@ static void set_keys(const char *glob, int op, struct out *o)
 				put(o, ", \"error\": \"its object was unloaded\"");
 			put(o, "}");
 		}
-		put(o, "]}\n");
+		put(o, "]");
+		if (q.nexact > 1) {
+			put(o, ", \"note\": ");
+			put_strf(o, "%zu keys are named %s (nothing tells "
+				 "them apart): all of them were changed",
+				 q.nexact, glob);
+		}
+		put(o, "}\n");
 	}
 	key_list_free(l);
+	free(q.exact);
 	free(res);
 	free(cnt);
 	free(live);
@@ -441,7 +518,16 @@ struct call_req {
 	const char *glob, *target;
 	struct out *o;
 	size_t matched;
+	size_t nexact;	/* calls named as the pattern (pattern_is()) */
 };
+
+static int call_count_exact(const struct switchyard_call_info *c, void *arg)
+{
+	struct call_req *q = arg;
+
+	q->nexact += pattern_is(q->glob, c->name);
+	return 0;
+}
 
 static int call_one(const struct switchyard_call_info *c, void *arg)
 {
@@ -450,7 +536,8 @@ static int call_one(const struct switchyard_call_info *c, void *arg)
 	bool found = false;
 	int r = -ENOENT;
 
-	if (fnmatch(q->glob, c->name, 0))
+	if (q->nexact ? !pattern_is(q->glob, c->name) :
+			fnmatch(q->glob, c->name, 0))
 		return 0;
 	for (size_t i = 0; i < c->ntargets && !found; i++)
 		if (!strcmp(c->targets[i], q->target)) {
@@ -485,13 +572,23 @@ static int call_one(const struct switchyard_call_info *c, void *arg)
 
 static void call_targets(const char *glob, const char *target, struct out *o)
 {
-	struct call_req q = { glob, target, o, 0 };
+	struct call_req q = { glob, target, o, 0, 0 };
 	size_t mark = o->len;
 
+	/* first: is the pattern a call's name? (then only that name) */
+	if (switchyard_for_each_static_call(call_count_exact, &q) == -ENOMEM)
+		o->failed = true;
 	put(o, "{\"retargeted\": [");
 	if (switchyard_for_each_static_call(call_one, &q) == -ENOMEM)
 		o->failed = true;
-	put(o, "]}\n");
+	put(o, "]");
+	if (q.nexact > 1) {
+		put(o, ", \"note\": ");
+		put_strf(o, "%zu static calls are named %s (nothing tells "
+			 "them apart): all of them were retargeted",
+			 q.nexact, glob);
+	}
+	put(o, "}\n");
 	if (!q.matched && !o->failed) {
 		o->len = mark;
 		put(o, "{\"error\": ");
@@ -608,6 +705,8 @@ static void handle(const char *line, struct out *o)
 struct env_item {
 	char *glob;
 	bool on, matched;
+	bool exact;	/* a key is named glob: only such keys match it
+			   (pattern_is()); set once seen, env_lock */
 };
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
@@ -712,24 +811,53 @@ static bool env_first_sight(const void *key)
 	return true;
 }
 
+/* Every key: does an item name it exactly? A key not decided before is
+ * kept in b, its op decided by env_decide() once every name is seen. */
 static int env_collect(const struct switchyard_key_info *k, void *arg)
 {
 	struct key_list *b = arg;
-	const struct env_item *last = NULL;
+	bool first;
 
 	pthread_mutex_lock(&env_lock);
-	if (env_first_sight(k->key)) {
-		for (size_t i = 0; i < env_n; i++) {
-			if (!fnmatch(env_items[i].glob, k->name, 0)) {
-				env_items[i].matched = true;
-				last = &env_items[i];
-			}
-		}
-	}
+	for (size_t i = 0; i < env_n; i++)
+		if (pattern_is(env_items[i].glob, k->name))
+			env_items[i].exact = true;
+	first = env_first_sight(k->key);
 	pthread_mutex_unlock(&env_lock);
-	if (!last)
+	if (!first)
 		return 0;
-	return key_list_add(b, k, last->on ? SY_KEYS_ON : SY_KEYS_OFF) ? 0 : 1;
+	return key_list_add(b, k, -1) ? 0 : 1;
+}
+
+/* Each kept key's op: the last item that matches its name (exactly, for
+ * an item that names a key); the keys no item matches are dropped. */
+static void env_decide(struct key_list *b)
+{
+	size_t w = 0;
+
+	pthread_mutex_lock(&env_lock);
+	for (size_t j = 0; j < b->n; j++) {
+		const struct env_item *last = NULL;
+
+		for (size_t i = 0; i < env_n; i++) {
+			struct env_item *it = &env_items[i];
+
+			if (it->exact ? !pattern_is(it->glob, b->names[j]) :
+					fnmatch(it->glob, b->names[j], 0) != 0)
+				continue;
+			it->matched = true;
+			last = it;
+		}
+		if (!last) {
+			free(b->names[j]);
+			continue;
+		}
+		b->keys[w] = b->keys[j];
+		b->names[w] = b->names[j];
+		b->ops[w++] = last->on ? SY_KEYS_ON : SY_KEYS_OFF;
+	}
+	b->n = w;
+	pthread_mutex_unlock(&env_lock);
 }
 
 static void env_report(void)
@@ -769,6 +897,7 @@ void sy_keys_env_apply(const struct sy_obj *o)
 		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: out of memory "
 		       "reading the keys of %s: some may keep their default",
 		       o->name[0] ? o->name : "the program");
+	env_decide(&b);
 	if (b.n)
 		res = malloc(b.n * sizeof(*res));
 	if (res && !sy_keys_change(b.keys, b.ops, res, b.n)) {

@@ -39,6 +39,49 @@ static bool in_file(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+static int cmp_sym_name(const void *a, const void *b)
+{
+	const struct sy_sym *x = *(const struct sy_sym *const *)a;
+	const struct sy_sym *y = *(const struct sy_sym *const *)b;
+	int c = x->func - y->func;
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/*
+ * Two objects of one file with one name (file-local keys of two
+ * translation units, `static DEFINE_STATIC_KEY_FALSE(k)` in a.c and b.c)
+ * would be listed alike and could not be told apart by a name: give each
+ * the source file .symtab says it comes from (the STT_FILE symbol that
+ * opens its translation unit's local symbols), kept in v[i].file until
+ * here as an offset into names + 1 (0: none). Files alike too (two util.c
+ * in two directories): the names stay alike.
+ */
+static int qualify_dups(struct sy_syms *out, const char *names)
+{
+	struct sy_sym **by = malloc((out->n ? out->n : 1) * sizeof(*by));
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < out->n; i++)
+		by[i] = &out->v[i];
+	qsort(by, out->n, sizeof(*by), cmp_sym_name);
+	for (size_t i = 0; i < out->n; i++) {
+		bool dup = !by[i]->func &&
+			   ((i && !cmp_sym_name(&by[i], &by[i - 1])) ||
+			    (i + 1 < out->n && !cmp_sym_name(&by[i], &by[i + 1])));
+		uintptr_t f = (uintptr_t)by[i]->file;
+		const char *base = f ? strrchr(names + f - 1, '/') : NULL;
+
+		by[i]->file = !dup || !f ? NULL :
+			      base ? base + 1 : names + f - 1;
+		if (by[i]->file && !by[i]->file[0])
+			by[i]->file = NULL;
+	}
+	free(by);
+	return 0;
+}
+
 static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 		 struct sy_syms *out)
 {
@@ -81,6 +124,12 @@ static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 		unsigned type = ELF64_ST_TYPE(sym[i].st_info);
 		const char *end;
 
+		if (type == STT_FILE && sym[i].st_name < strsize &&
+		    (end = memchr(str + sym[i].st_name, 0,
+				  strsize - sym[i].st_name))) {
+			pool += (size_t)(end - (str + sym[i].st_name)) + 1;
+			continue;
+		}
 		if ((type != STT_OBJECT && type != STT_FUNC) ||
 		    sym[i].st_shndx == SHN_UNDEF || sym[i].st_name >= strsize)
 			continue;
@@ -97,10 +146,26 @@ static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 		return -ENOMEM;
 	}
 	pool = 0;
+	size_t file = 0;	/* the current STT_FILE's name + 1, or 0 */
+
 	for (size_t i = 0; i < nsyms; i++) {
 		unsigned type = ELF64_ST_TYPE(sym[i].st_info);
 		size_t len;
 
+		if (type == STT_FILE) {
+			/* copied: the image is gone after parse() */
+			file = 0;
+			if (sym[i].st_name < strsize &&
+			    memchr(str + sym[i].st_name, 0,
+				   strsize - sym[i].st_name)) {
+				len = strlen(str + sym[i].st_name) + 1;
+				memcpy(out->names + pool, str + sym[i].st_name,
+				       len);
+				file = pool + 1;
+				pool += len;
+			}
+			continue;
+		}
 		if ((type != STT_OBJECT && type != STT_FUNC) ||
 		    sym[i].st_shndx == SHN_UNDEF || sym[i].st_name >= strsize)
 			continue;
@@ -110,11 +175,18 @@ static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 		out->v[out->n].size = sym[i].st_size;
 		out->v[out->n].name = (const char *)(uintptr_t)pool; /* fixed below */
 		out->v[out->n].func = type == STT_FUNC;
+		/* only a local symbol belongs to the file before it */
+		out->v[out->n].file = (const char *)(uintptr_t)
+			(ELF64_ST_BIND(sym[i].st_info) == STB_LOCAL ? file : 0);
 		out->n++;
 		pool += len;
 	}
 	for (size_t i = 0; i < out->n; i++)
 		out->v[i].name = out->names + (uintptr_t)out->v[i].name;
+	if (qualify_dups(out, out->names)) {
+		sy_syms_free(out);
+		return -ENOMEM;
+	}
 	qsort(out->v, out->n, sizeof(*out->v), cmp_sym);
 	return 0;
 }

@@ -195,12 +195,18 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The readable name of a symbol, malloc'ed. */
-static char *readable(const char *sym)
+/* The readable name of a symbol, malloc'ed: demangled, and "a.c:k" when
+ * another object of its file has its name (elf.c qualify_dups()). */
+static char *readable_sym(const struct sy_sym *y)
 {
-	char *d = sy_demangle(sym);
+	char *d = sy_demangle(y->name), *q;
 
-	return d ? d : strdup(sym);
+	if (!y->file)
+		return d ? d : strdup(y->name);
+	if (asprintf(&q, "%s:%s", y->file, d ? d : y->name) < 0)
+		q = NULL;
+	free(d);
+	return q;
 }
 
 /* ---- name records (stripped files) --------------------------------------- */
@@ -232,7 +238,7 @@ static void name_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
 		return;
 	}
 	nr->s.v[nr->s.n++] = (struct sy_sym){ (uintptr_t)r->obj, r->size, name,
-					      false };
+					      false, NULL };
 }
 
 static int cmp_sym_addr(const void *a, const void *b)
@@ -293,11 +299,18 @@ static char *key_name(struct obj_cache *c, const struct static_key *key,
 	}
 	size_t off = (uintptr_t)key - y->addr;
 
-	name = readable(y->name);
-	if (!name || !off)
+	name = readable_sym(y);
+	/* an array's every element is named by its index, [0] too: the
+	 * listed name must be the element's (tools/records.c name_of()).
+	 * A static call's key (sy_name_key(): 32 bytes) is never an array. */
+	bool array = off % sizeof(struct static_key) == 0 &&
+		     y->size % sizeof(struct static_key) == 0 &&
+		     y->size > sizeof(struct static_key) &&
+		     !(name && strstr(name, "__SCK__"));
+
+	if (!name || (!off && !array))
 		return name;
-	if (off % sizeof(struct static_key) == 0 &&
-	    y->size % sizeof(struct static_key) == 0)
+	if (array)
 		snprintf(buf, sizeof(buf), "%s[%zu]", name,
 			 off / sizeof(struct static_key));
 	else
@@ -316,7 +329,7 @@ char *sy_symbol_name(uintptr_t addr, bool func, const struct sy_namerecs *recs)
 		const struct sy_syms *syms = syms_for(&c, path, bias, addr);
 		const struct sy_sym *y = find_name(syms, recs, addr, func);
 
-		name = y ? readable(y->name) : NULL;
+		name = y ? readable_sym(y) : NULL;
 		if (name && addr != y->addr) {
 			char *q = NULL;
 
@@ -353,8 +366,11 @@ void sy_name_key(const struct static_key *key, char *buf, size_t size)
 	sy_object_of((uintptr_t)key, &path, &bias);
 	name = path ? key_name(&c, key, path, bias, recs) : NULL;
 	sy_namerecs_free(recs);
-	if (name && !strncmp(name, "__SCK__", 7))	/* a static call's key */
-		memmove(name, name + 7, strlen(name + 7) + 1);
+	/* a static call's key: __SCK__name, ns::__SCK__name in C++ */
+	char *sck = name ? strstr(name, "__SCK__") : NULL;
+
+	if (sck && sck[7])
+		memmove(sck, sck + 7, strlen(sck + 7) + 1);
 	if (!name)
 		snprintf(buf, size, "key@%p", (const void *)key);
 	else if (!strncmp(name, "key@", 4) || bias == exe_bias())
@@ -393,7 +409,7 @@ void sy_name_site(uintptr_t addr, char *buf, size_t size)
 		snprintf(where, sizeof(where), " (%s:%u)",
 			 lines->files[ln->file], ln->line);
 	if (f)
-		fn = readable(f->name);
+		fn = readable_sym(f);
 	if (fn)
 		snprintf(buf, size, "%s+0x%zx%s", fn, (size_t)(addr - f->addr),
 			 where);
@@ -651,7 +667,9 @@ static int name_keys(struct key_snap *s)
 	obj_cache_free(&c);
 	sy_namerecs_free(recs);
 
-	/* two keys with one name: qualify both by their object's file name */
+	/* two keys with one name in two objects: qualify both by their
+	 * object's file name (in one object, elf.c told them apart by their
+	 * source files if it could; the object's name would not) */
 	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));
 
 	if (!by)
@@ -665,9 +683,17 @@ static int name_keys(struct key_snap *s)
 		free(by);
 		return -ENOMEM;
 	}
-	for (size_t i = 1; i < s->n; i++)
-		if (!strcmp(by[i]->name, by[i - 1]->name))
-			dup[i] = dup[i - 1] = true;
+	for (size_t i = 0, j; i < s->n; i = j) {
+		bool other = false;
+
+		for (j = i + 1; j < s->n && !strcmp(by[j]->name, by[i]->name);
+		     j++)
+			if (!by[i]->object || !by[j]->object ||
+			    strcmp(by[j]->object, by[i]->object))
+				other = true;
+		for (size_t m = i; other && m < j; m++)
+			dup[m] = true;
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (!dup[i] || !by[i]->object)
 			continue;
@@ -795,7 +821,7 @@ static int describe_sites(struct site_snap *s, struct obj_cache *cache)
 		const struct sy_line_row *ln = lines ? sy_lines_find(lines, row->code) : NULL;
 
 		s->strs[3 * i] = path ? strdup(path) : NULL;
-		s->strs[3 * i + 1] = f ? readable(f->name) : NULL;
+		s->strs[3 * i + 1] = f ? readable_sym(f) : NULL;
 		s->strs[3 * i + 2] = ln && ln->line && ln->file < lines->nfiles ?
 				     strdup(lines->files[ln->file]) : NULL;
 		s->info[i] = (struct switchyard_site_info){

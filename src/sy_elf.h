@@ -14,6 +14,10 @@ struct sy_sym {
 	size_t size;
 	const char *name;
 	bool func;		/* STT_FUNC, else STT_OBJECT */
+	const char *file;	/* an object whose name another object of
+				   the file has too: the source file of its
+				   definition (the STT_FILE symbol before
+				   it, base name), else NULL */
 };
 
 struct sy_syms {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../src/sy_elf.h"
+#include "../src/sy_names.h"
 #include "records.h"
 
 #define ENTRY_SIZE 16
@@ -315,6 +316,30 @@ static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
 #define KEY_SIZE 16
 
 /*
+ * A static call's name from its key's symbol: readable (demangled here:
+ * list_others() prints it as it is) and without prefix, wherever the
+ * prefix is: "__SCK__encoder", or "net::io::__SCK__encoder" from
+ * _ZN3net2io14__SCK__encoderE, as the library names it in a live process
+ * (introspect_call.c call_name()).
+ */
+static uintptr_t prefixed_name(struct pool *pl, const char *file,
+			       const char *sym, const char *prefix)
+{
+	char *d = sy_demangle(sym), *p;
+	const char *n = d ? d : sym;
+	size_t pl_len = strlen(prefix);
+	uintptr_t r;
+
+	p = strstr(n, prefix);
+	if (!p || !p[pl_len])
+		p = NULL, pl_len = 0;
+	r = pool_add(pl, "%s%s%.*s%s", file ? file : "", file ? ":" : "",
+		     p ? (int)(p - n) : 0, n, p ? p + pl_len : n);
+	free(d);
+	return r;
+}
+
+/*
  * The name of the object at addr: its symbol, else its name record (a
  * stripped file), without prefix (when it starts with it); a key inside an
  * array of keys as "keys[3]", else "name+0x10" past its start, as the
@@ -326,27 +351,36 @@ static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
 			 const char *fallback)
 {
 	const struct sy_sym *s = sy_syms_find(syms, addr, func);
-	size_t pl_len = prefix ? strlen(prefix) : 0;
 	uint64_t off;
 
 	if (!s && !func)
 		s = sy_syms_find(&pl->recs, addr, false);
-	if (s && s->addr == addr) {
-		const char *n = s->name;
-
-		if (pl_len && !strncmp(n, prefix, pl_len) && n[pl_len])
-			n += pl_len;
-		return pool_add(pl, "%s", n);
-	}
+	if (s && s->addr == addr && prefix)
+		return prefixed_name(pl, s->file, s->name, prefix);
 	if (!s)
 		return pool_add(pl, "%s@0x%llx", fallback,
 				(unsigned long long)addr);
 	off = addr - s->addr;
+	/* readable before "[3]" is added (C++: ns::keys[3]); "a.c:k" when
+	 * another object of the file has its name (elf.c qualify_dups()) */
+	char *d = sy_demangle(s->name);
+	const char *n = d ? d : s->name, *f = s->file ? s->file : "";
+	const char *colon = s->file ? ":" : "";
+	uintptr_t r;
+
+	/* an array's every element, [0] too: the name a listing gives
+	 * must be the one element's, not the array's */
 	if (!strcmp(fallback, "key") && off % KEY_SIZE == 0 &&
-	    s->size % KEY_SIZE == 0)
-		return pool_add(pl, "%s[%llu]", s->name,
-				(unsigned long long)(off / KEY_SIZE));
-	return pool_add(pl, "%s+%#llx", s->name, (unsigned long long)off);
+	    s->size % KEY_SIZE == 0 && s->size > KEY_SIZE)
+		r = pool_add(pl, "%s%s%s[%llu]", f, colon, n,
+			     (unsigned long long)(off / KEY_SIZE));
+	else if (!off)
+		r = pool_add(pl, "%s%s%s", f, colon, n);
+	else
+		r = pool_add(pl, "%s%s%s+%#llx", f, colon, n,
+			     (unsigned long long)off);
+	free(d);
+	return r;
 }
 
 /* A records section: NULL (none), or its entries in *n (-1: malformed). */
@@ -423,7 +457,7 @@ static int read_names(const struct img *m, struct pool *pl,
 		if (!t || !memchr(t, 0, len))
 			continue;	/* not a string of this file */
 		v[pl->recs.n++] = (struct sy_sym){ obj, size, (const char *)t,
-						   false };
+						   false, NULL };
 	}
 	if (pl->recs.n)
 		qsort(v, pl->recs.n, sizeof(*v), cmp_sym_addr);
@@ -537,9 +571,8 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 			memcpy(&kind, b, 8);
 		c->callee_save = kind >= 16;
 		if (ext) {
-			c->name = (const char *)pool_add(pl, "%s",
-				!strncmp(ext, "__SCK__", 7) && ext[7] ?
-				ext + 7 : ext);
+			c->name = (const char *)prefixed_name(pl, NULL, ext,
+							      "__SCK__");
 			c->target = NULL;
 		} else {
 			int k = ptr_at(m, key, &fn, &ext);

@@ -416,6 +416,19 @@ static int refused(int pid, const char *reply, const char *action)
 	return bad;
 }
 
+/* A reply's note (several keys or calls named as the pattern: all were
+ * changed), on stderr: the change happened, the user should know how. */
+static void note(int pid, const char *reply)
+{
+	char v[600];
+
+	if (field(reply, "note", v, sizeof(v))) {
+		fprintf(stderr, "switchyard: process %d: note: ", pid);
+		sy_text_put(stderr, v);
+		fputc('\n', stderr);
+	}
+}
+
 static int cmd_call(int pid, const char *glob, const char *target, bool json)
 {
 	static const char *const cols[] = { "name", "result", "target" };
@@ -446,6 +459,7 @@ static int cmd_call(int pid, const char *glob, const char *target, bool json)
 			fprintf(stderr, "switchyard: %s\n", v);
 		r = 1;
 	}
+	note(pid, reply);
 	if (refused(pid, reply, "call"))
 		r = 1;
 	free(reply);
@@ -478,6 +492,7 @@ static int cmd_set(int pid, const char *glob, const char *action, bool json)
 	} else {
 		r = print_reply(reply, cols, 4);
 	}
+	note(pid, reply);
 	/* any key left as it was: 1, each said */
 	if (refused(pid, reply, action))
 		r = 1;

@@ -71,7 +71,9 @@
  * sy_names, so that a key or a call keeps its name in a stripped file
  * (names otherwise come from .symtab, which strip removes). The name is the
  * definition's spelling, macros expanded: "net_trace", "holder::member" (a
- * C++ namespace the definition sits in is not part of it); it is used
+ * C++ namespace the definition sits in is not part of it), a static
+ * call's as its key's symbol, "__SCK__name" (readers drop the prefix; it
+ * tells a call's 32-byte key from an array of two keys); it is used
  * only where the symbol tables name nothing. 24 bytes (+ two relocations
  * in position-independent code) and the name's bytes. Not API.
  */

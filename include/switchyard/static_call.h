@@ -164,7 +164,7 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 	SY__DECLARE_STATIC_CALL(name, func, kind);                             \
 	struct static_call_key STATIC_CALL_KEY(name) = {                       \
 		(void (*)(void))(init), { 0, 0, 0 } };                         \
-	SY__NAME_RECORD2(STATIC_CALL_KEY(name), SY__NAME_STR(name))
+	SY__NAME_RECORD(STATIC_CALL_KEY(name))
 
 /* A static call whose target is func. */
 #define DEFINE_STATIC_CALL(name, func)                                         \

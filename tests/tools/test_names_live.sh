@@ -17,10 +17,23 @@
 #             (without the capability /proc/PID/map_files needs), never
 #             read from the new files: set nm_alpha never flips nm_beta
 #   longexe   a program started from a path past 4,096 bytes keeps its names
+#   scoped    a static call and keys in C++ namespaces (nested, anonymous),
+#             a class's static member key, an array of keys: list FILE
+#             and list PID give the same readable names ("net::io::encoder",
+#             not its symbol; "feat[0]", not "feat"), and each works as
+#             listed in set, call and SWITCHYARD_KEYS ("feat[3]" is that
+#             key, not a glob that matches nothing), also in a stripped copy
+#   dups      two file-local keys named k (names_dup_a.c, names_dup_b.c):
+#             listed as "names_dup_a.c:k" and "names_dup_b.c:k" by both
+#             lists; each sets its own key by that name; a bare "k" is
+#             refused naming both; in a stripped copy (nothing tells them
+#             apart) "k" sets both and says so
 # usage: test_names_live.sh MODE <switchyard> <names_target>
 #        <names_target_cxx> <libnames_lib.so> <libnames_lib_v2.so> <tmp dir>
+#        <names_scoped_cxx> <names_dup>
 set -u
 mode=$1 cli=$2 target=$3 target_cxx=$4 lib=$5 lib2=$6 tmp=$7
+scoped=${8:-} dup=${9:-}
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 rm -rf "$tmp"
@@ -235,6 +248,111 @@ os.execv("./names_target", ["./names_target"])' "$tmp" "$target" <"$tmp/in" >"$t
 	s=$(states)
 	[ "${s%% *}" = "net_trace=1" ] || no "states: $s"
 	stop
+	;;
+scoped)
+	for f in "$scoped" stripped; do
+		if [ "$f" = stripped ]; then
+			command -v strip >/dev/null || break
+			cp "$scoped" "$tmp/scoped-stripped" &&
+				strip "$tmp/scoped-stripped" || exit 1
+			f=$tmp/scoped-stripped
+			# the preprocessor cannot see a namespace: a stripped
+			# file's names are the definitions' spellings
+			want='["feat[0]", "feat[3]", "hidden", "opts::member", "verbose"] ["encoder", "hidden_call"]'
+		else
+			want='["(anonymous namespace)::hidden", "feat[0]", "feat[3]", "net::io::verbose", "opts::member"] ["net::io::encoder", "other::hidden_call"]'
+		fi
+		"$cli" list "$f" --json >"$tmp/file.json" || no "list FILE $f"
+		start "$f"
+		"$cli" list "$pid" --json >"$tmp/pid.json" || no "list PID"
+		python3 - "$tmp/file.json" "$tmp/pid.json" "$want" <<'PY' || no "$f: list FILE and list PID"
+import json, sys
+f = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+fk = sorted(k["name"] for k in f["keys"])
+pk = sorted(k["name"] for k in p["keys"])
+fc = sorted(c["name"] for c in f["static_calls"])
+pc = sorted(c["name"] for c in p["calls"])
+print("list FILE:", fk, fc)
+print("list PID: ", pk, pc)
+got = json.dumps(fk) + " " + json.dumps(fc)
+assert fk == pk and fc == pc, "the lists disagree"
+assert got == sys.argv[3], (got, sys.argv[3])
+PY
+		# every name as listed, copied into set and call
+		hid="(anonymous namespace)::"
+		[ "$f" = "$scoped" ] || hid=
+		for k in "feat[3]" "feat[0]" "${hid}hidden" "opts::member"; do
+			"$cli" set "$pid" "$k" on >"$tmp/set" 2>&1 ||
+				no "$f: set $k: $(cat "$tmp/set")"
+		done
+		ns=net::io::
+		[ "$f" = "$scoped" ] || ns=
+		oth=other::
+		[ "$f" = "$scoped" ] || oth=
+		for c in "${ns}encoder" "${oth}hidden_call"; do
+			"$cli" call "$pid" "$c" twice >"$tmp/call" 2>&1 ||
+				no "$f: call $c twice: $(cat "$tmp/call")"
+		done
+		s=$(states)
+		[ "$s" = "verbose=0 hidden=1 member=1 feat0=1 feat3=1 encoder=6 hidden_call=6" ] ||
+			no "$f: states after set and call: $s"
+		# escaped, the name is the glob it always was
+		"$cli" set "$pid" 'feat\[3\]' off >"$tmp/set" 2>&1 ||
+			no "$f: set feat\\[3\\]: $(cat "$tmp/set")"
+		s=$(states)
+		case $s in *" feat0=1 feat3=0 "*) ;; *) no "$f: after set feat\\[3\\] off: $s";; esac
+		stop
+		SWITCHYARD_KEYS="feat[3]=on,feat[0]=on,${ns}verbose=on" \
+			"$f" </dev/null >"$tmp/env" 2>&1
+		grep -q "^verbose=1 hidden=0 member=0 feat0=1 feat3=1 " "$tmp/env" ||
+			no "$f: SWITCHYARD_KEYS: $(cat "$tmp/env")"
+	done
+	;;
+dups)
+	for f in "$dup" stripped; do
+		if [ "$f" = stripped ]; then
+			command -v strip >/dev/null || break
+			cp "$dup" "$tmp/dup-stripped" &&
+				strip "$tmp/dup-stripped" || exit 1
+			f=$tmp/dup-stripped
+			a=k b=k
+		else
+			a=names_dup_a.c:k b=names_dup_b.c:k
+		fi
+		"$cli" list "$f" >"$tmp/file.txt" || no "list FILE"
+		[ "$(grep '^key ' "$tmp/file.txt" | cut -d' ' -f2 | sort | tr '\n' ' ')" = "$a $b " ] ||
+			no "$f: list FILE: $(grep '^key ' "$tmp/file.txt")"
+		start "$f"
+		"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
+		[ "$(grep -v '^ ' "$tmp/pid.txt" | cut -d' ' -f1 | sort | tr '\n' ' ')" = "$a $b " ] ||
+			no "$f: list PID: $(grep -v '^ ' "$tmp/pid.txt")"
+		if [ "$a" != "$b" ]; then
+			"$cli" set "$pid" "$b" on >"$tmp/set" 2>&1 ||
+				no "set $b: $(cat "$tmp/set")"
+			s=$(states)
+			[ "$s" = "a=0 b=1" ] || no "after set $b on: $s"
+			"$cli" set "$pid" k on >"$tmp/set" 2>&1 && no "set k: not refused"
+			grep -q "no key matches k; 2 keys are named so within a qualified name, which selects one: names_dup_a.c:k, names_dup_b.c:k" "$tmp/set" ||
+				no "set k: the refusal: $(cat "$tmp/set")"
+			s=$(states)
+			[ "$s" = "a=0 b=1" ] || no "after the refused set k: $s"
+			env="$a=on"
+			want="a=1 b=0"
+		else
+			"$cli" set "$pid" k on >"$tmp/set" 2>&1 ||
+				no "$f: set k: $(cat "$tmp/set")"
+			grep -q "note: 2 keys are named k (nothing tells them apart): all of them were changed" "$tmp/set" ||
+				no "$f: set k: no note: $(cat "$tmp/set")"
+			s=$(states)
+			[ "$s" = "a=1 b=1" ] || no "$f: after set k on: $s"
+			env="k=on"
+			want="a=1 b=1"
+		fi
+		stop
+		SWITCHYARD_KEYS=$env "$f" </dev/null >"$tmp/env" 2>&1
+		grep -q "^$want\$" "$tmp/env" || no "$f: SWITCHYARD_KEYS=$env: $(cat "$tmp/env")"
+	done
 	;;
 *)
 	echo "unknown mode $mode"; exit 2;;
