@@ -96,10 +96,14 @@ struct static_call_key {
 	void *sy_reserved[3];
 };
 
-/* The kernel's names for a static call's key and for the symbol whose type
- * is the call's type (declared, never defined here: only its type is used). */
+/* The kernel's names for a static call's key and for its trampoline (no
+ * trampoline exists here: the name is kept for code that spells it). The
+ * call's type is a typedef, SY__SC_TYPE(name): a function declared for its
+ * type alone made g++ and clang warn "declared static but never defined"
+ * for a call defined in an anonymous namespace. */
 #define STATIC_CALL_KEY(name) __SCK__##name
 #define STATIC_CALL_TRAMP(name) __SCT__##name
+#define SY__SC_TYPE(name) __SCTYPE__##name
 
 /*
  * __static_call_return0 - returns 0, ignoring its arguments: the target of
@@ -154,7 +158,7 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
 #define SY__SC_KIND(name) __SCKIND__##name
 #define SY__DECLARE_STATIC_CALL(name, func, kind)                              \
 	extern struct static_call_key STATIC_CALL_KEY(name);                   \
-	extern __typeof__(func) STATIC_CALL_TRAMP(name);                       \
+	typedef __typeof__(func) SY__SC_TYPE(name);                            \
 	typedef char SY__SC_KIND(name)[kind]
 #define SY__SC_ROOM(room) ((room) >= 5 && (room) <= 15 ? (room) : -1)
 
@@ -478,7 +482,7 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 } /* namespace sy */
 #define SY__SC_CONV(i, a) ::sy::sc_conv<sy__sc_fn_t, i>(a)
 #define SY__SC_HEAD(name, load)                                                \
-	typedef __typeof__(STATIC_CALL_TRAMP(name)) sy__sc_fn_t;               \
+	typedef SY__SC_TYPE(name) sy__sc_fn_t;                                 \
 	static struct sy__sc_meta sy__sc_meta = {                              \
 		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
 	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };                      \
@@ -514,7 +518,7 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 #else /* C */
 #define SY__SC_CONV(i, a) ((long)(a))
 #define SY__SC_HEAD(name)                                                      \
-	__typeof__(&STATIC_CALL_TRAMP(name)) const sy__sc_fn = 0;              \
+	SY__SC_TYPE(name) *const sy__sc_fn = 0;                                \
 	static struct sy__sc_meta sy__sc_meta = {                              \
 		&STATIC_CALL_KEY(name), sizeof(SY__SC_KIND(name)) };           \
 	enum { sy__sc_kind = sizeof(SY__SC_KIND(name)) };
@@ -606,19 +610,19 @@ __attribute__((always_inline)) inline typename sc_sig<F>::ret sc_finish(long raw
 
 /* static_call(name)(args...) - call name's current target. */
 #define static_call(name)                                                      \
-	((__typeof__(&STATIC_CALL_TRAMP(name)))                                \
+	((SY__SC_TYPE(name) *)                                                 \
 		 sy__static_call_load(&STATIC_CALL_KEY(name)))
 
 /* static_call_cond(name)(args...) - the same for a void function, and
  * nothing when the target is NULL. */
 #define static_call_cond(name)                                                 \
-	(void)((__typeof__(&STATIC_CALL_TRAMP(name)))                          \
+	(void)((SY__SC_TYPE(name) *)                                           \
 		       sy__static_call_cond_load(&STATIC_CALL_KEY(name)))
 #endif /* SY__ARCH_HAVE_STATIC_CALL */
 
 /* static_call_query(name) - the current target (NULL for none). */
 #define static_call_query(name)                                                \
-	((__typeof__(&STATIC_CALL_TRAMP(name)))                                \
+	((SY__SC_TYPE(name) *)                                                 \
 		 sy__static_call_load(&STATIC_CALL_KEY(name)))
 
 /*
@@ -638,13 +642,13 @@ struct sy__sc_target {
 };
 #ifdef __cplusplus	/* a conversion error there anyway */
 #define SY__SC_TARGET_CHECK(name, func, n)                                     \
-	__attribute__((unused)) static __typeof__(&STATIC_CALL_TRAMP(name))   \
+	__attribute__((unused)) static SY__SC_TYPE(name) *                     \
 		const SY__KD_CAT(sy__sc_target_chk_, n) = (func);
 #else
 #define SY__SC_TARGET_CHECK(name, func, n)                                     \
 	_Pragma("GCC diagnostic push")                                         \
 	_Pragma("GCC diagnostic error \"-Wincompatible-pointer-types\"")       \
-	__attribute__((unused)) static __typeof__(&STATIC_CALL_TRAMP(name))   \
+	__attribute__((unused)) static SY__SC_TYPE(name) *                     \
 		const SY__KD_CAT(sy__sc_target_chk_, n) = (func);              \
 	_Pragma("GCC diagnostic pop")
 #endif
@@ -666,7 +670,7 @@ struct sy__sc_target {
 #ifdef __cplusplus
 #define static_call_update(name, func)                                         \
 	__extension__({                                                        \
-		__typeof__(&STATIC_CALL_TRAMP(name)) sy__f = (func);           \
+		SY__SC_TYPE(name) *sy__f = (func);                             \
 		__static_call_update(&STATIC_CALL_KEY(name),                   \
 				     (void (*)(void))sy__f);                   \
 	})
@@ -675,7 +679,7 @@ struct sy__sc_target {
 	__extension__({                                                        \
 		_Pragma("GCC diagnostic push")                                 \
 		_Pragma("GCC diagnostic error \"-Wincompatible-pointer-types\"") \
-		__typeof__(&STATIC_CALL_TRAMP(name)) sy__f = (func);           \
+		SY__SC_TYPE(name) *sy__f = (func);                             \
 		_Pragma("GCC diagnostic pop")                                  \
 		__static_call_update(&STATIC_CALL_KEY(name),                   \
 				     (void (*)(void))sy__f);                   \

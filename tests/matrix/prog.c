@@ -36,6 +36,12 @@ struct holder {
 		return static_branch_likely(&mk) ? 1 : 0;
 	}
 };
+/* A static call in an anonymous namespace: its type was a function
+ * declared and never defined, which -Wall -Werror refused there. */
+namespace {
+int twice(int x) { return 2 * x; }
+DEFINE_STATIC_CALL(anon_call, twice);
+}
 inline int inline_key(int x)
 {
 	static DEFINE_STATIC_KEY_FALSE(ik);
@@ -85,6 +91,7 @@ int main(void)
 	CHECK_EQ(static_call(adder)(1), 2);
 	static_call_update(adder, add2);
 	CHECK_EQ(static_call(adder)(1), 3);
+	CHECK_EQ(static_call(anon_call)(4), 8);
 #endif
 	/* Introspection in every build mode (static executables included):
 	 * kf is found by name, with its two sites in this executable. */
