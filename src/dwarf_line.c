@@ -1039,7 +1039,7 @@ int sy_lines_load(const char *path, uintptr_t bias, struct sy_lines *out)
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	s.fd = open(path, O_RDONLY | O_CLOEXEC);
+	s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s.fd < 0)
 		return -errno;
 	if (fstat(s.fd, &st))

@@ -206,10 +206,10 @@ int sy_syms_load(const char *path, uintptr_t bias, struct sy_syms *out)
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || st.st_size <= 0) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
 		return -ENOEXEC;
 	}
@@ -344,10 +344,11 @@ int sy_elf_section_load(const char *path, const char *name, uint64_t *addr,
 	size_t shlen;
 	int fd, r = -ENOEXEC;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
 	    check_ehdr(&eh, (uint64_t)st.st_size))
 		goto out;
 	shlen = (size_t)eh.e_shnum * sizeof(*sh);

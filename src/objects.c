@@ -206,7 +206,7 @@ int sy_obj_file_read(const struct sy_obj *o, uintptr_t addr, void *buf,
 		if (addr < o->lo[i] || addr - o->lo[i] > o->filesz[i] ||
 		    o->filesz[i] - (addr - o->lo[i]) < len)
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
 		n = pread(fd, buf, len, (off_t)(o->off[i] + (addr - o->lo[i])));
@@ -478,7 +478,9 @@ int sy_obj_open(const struct sy_obj *o)
 	r = maps_entry(o->lo[0], &lo, &hi, &maj, &min, &ino);
 	if (!r && !ino)
 		return -ENOENT;	/* not from a file: the vDSO */
-	fd = open(o->name, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted at the path must not hang the open (its
+	 * inode then differs from the mapping's, and it is refused) */
+	fd = open(o->name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	/*
 	 * The same inode: the mapped file (it cannot have been freed and its
 	 * number reused while it is mapped). The device alone may differ on a

@@ -73,11 +73,12 @@
 #define OP_TEST32 0xa9
 
 /* The file at path, read whole: *fd stays open (its extended attributes
- * are copied from it), *st describes it. */
+ * are copied from it), *st describes it. Opened O_NONBLOCK: a FIFO there
+ * must not block the open (it is refused as not a regular file). */
 static int read_all(const char *path, uint8_t **buf, size_t *size, int *fdp,
 		    struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	size_t got = 0;
 
 	if (fd < 0)

@@ -505,10 +505,12 @@ struct file {
 	size_t size;
 };
 
+/* O_NONBLOCK: a FIFO (or a device) at path must not block the open; it
+ * is then refused as not a regular file. */
 static int map_file(const char *path, struct file *f)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	void *p;
 
 	if (fd < 0)

@@ -111,6 +111,10 @@ expect 1 "$tmp/truncated: section headers outside the file" "$cli" list "$tmp/tr
 expect 1 "$tmp/truncated2" "$cli" list "$tmp/truncated2"
 expect 1 "not a regular, non-empty file" "$cli" list "$tmp/empty"
 expect 1 "not a regular, non-empty file" "$cli" list "$tmp"
+# a FIFO is refused at once, not waited on (list and prepatch hung)
+rm -f "$tmp/fifo"; mkfifo "$tmp/fifo" || no "mkfifo"
+expect 1 "$tmp/fifo: not a regular, non-empty file" timeout 60 "$cli" list "$tmp/fifo"
+expect 1 "$tmp/fifo: not a regular, non-empty file" timeout 60 "$cli" prepatch "$tmp/fifo"
 expect 2 "usage" "$cli" list
 expect 2 "usage" "$cli" frobnicate
 expect 2 "usage" "$cli" list "$prog" --no-such-option

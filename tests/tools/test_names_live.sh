@@ -212,6 +212,11 @@ except OSError:
 			grep -q "no key matches nm_alpha (2 keys have no name: see the process's log)" "$tmp/set" ||
 				no "named=$named: the refusal: $(cat "$tmp/set")";;
 		esac
+		# a FIFO at the library's path: the process answers (its open
+		# of the file there blocked its control thread for good)
+		rm -f "$tmp/lib/libnames_lib.so" && mkfifo "$tmp/lib/libnames_lib.so" || exit 1
+		timeout 60 "$cli" list "$pid" >"$tmp/fifo.txt" 2>&1 ||
+			no "named=$named: list PID with a FIFO at the library's path: $(tail -3 "$tmp/fifo.txt")"
 		stop
 	done
 	;;
