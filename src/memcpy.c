@@ -295,7 +295,10 @@ static int read_file(struct sy_mc_config *c, unsigned *set)
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
 			O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
+		/* EACCES: a directory on the way that this user cannot search
+		 * (HOME left at another user's by su or setpriv) holds no
+		 * calibration of theirs: no message for every program run */
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
 			return 0;
 		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: %s: %s; thresholds "
 		       "from the defaults", path, errno == ELOOP ?

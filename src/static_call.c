@@ -152,7 +152,8 @@ static bool patching(void)
 		why = "SWITCHYARD_STATIC_CALL=detour";
 	else if (!&__rseq_size || !&__rseq_offset || __rseq_size < 20)
 		why = "rseq is not registered by libc (glibc < 2.35, "
-		      "GLIBC_TUNABLES=glibc.pthread.rseq=0, or valgrind)";
+		      "GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind, or a "
+		      "sandbox whose filter refuses rseq)";
 	else if (__rseq_offset < 0 || __rseq_offset + 8 >= 0x10000)
 		why = "the rseq area is not where this build expects it";
 	mode = why ? -1 : 1;

@@ -25,4 +25,14 @@ for opts in "-DSWITCHYARD_BUILD_TESTS=OFF" \
 		echo "ok: cmake $opts"
 	fi
 done
+# the install option without the bench says that nothing is installed (it
+# was silently "not used")
+rm -rf "$tmp/b"
+cmake -S "$src" -B "$tmp/b" -DSWITCHYARD_BUILD_BENCH=OFF \
+	-DSWITCHYARD_INSTALL_BENCH=ON >"$tmp/log" 2>&1 || { echo "FAIL: cmake"; fail=1; }
+if grep -q "SWITCHYARD_INSTALL_BENCH=ON needs" "$tmp/log"; then
+	echo "ok: INSTALL_BENCH without BUILD_BENCH is reported"
+else
+	echo "FAIL: INSTALL_BENCH=ON with BUILD_BENCH=OFF: no warning"; fail=1
+fi
 exit $fail

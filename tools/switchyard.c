@@ -979,8 +979,10 @@ static int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "switchyard bench: the benchmark suite is not "
 			"installed (no sybench.py in %s, nor in a build tree's "
 			"%s): install a build configured with "
-			"-DSWITCHYARD_INSTALL_BENCH=ON (the default on x86-64), "
-			"or run build/tools/switchyard bench in a build tree\n",
+			"-DSWITCHYARD_BUILD_BENCH=ON and "
+			"-DSWITCHYARD_INSTALL_BENCH=ON (both the default on "
+			"x86-64), or run build/tools/switchyard bench in a "
+			"build tree\n",
 			dir[0], dir[1]);
 		return 1;
 	}
@@ -1032,12 +1034,22 @@ int main(int argc, char **argv)
 	bool json = false;
 	const char *args[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
 	int nargs = 0, pid;
+	bool ended = false;
 	size_t c;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argc, argv);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+		if (!strcmp(argv[i], "--") && !ended) {
+			ended = true;	/* operands only from here */
+			continue;
+		}
+		if (ended || argv[i][0] != '-' || !argv[i][1]) {
+			if (nargs == 4)
+				return bad_usage("too many operands ('%.100s' "
+						 "and after)", argv[i]);
+			args[nargs++] = argv[i];
+		} else if (!strcmp(argv[i], "--json"))
 			json = true;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc && !out)
 			out = argv[++i];
@@ -1046,14 +1058,11 @@ int main(int argc, char **argv)
 					 "-o needs a file name");
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout, 0);
-		else if (argv[i][0] == '-' && argv[i][1])
-			return bad_usage("unknown option '%.100s'", argv[i]);
-		else if (nargs < 4)
-			args[nargs++] = argv[i];
 		else
-			return bad_usage("too many operands ('%.100s' and "
-					 "after)", argv[i]);
+			return bad_usage("unknown option '%.100s'", argv[i]);
 	}
+	if (out && !*out)
+		return bad_usage("-o needs a file name, not an empty one");
 	if (!nargs)
 		return bad_usage("no command given");
 	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)

@@ -218,6 +218,19 @@ static int kinds(void)
 	      !strstr(strstr(r.err, "is a FIFO") + 1, "is a FIFO"));
 	CHECK_EQ(unlink(path), 0);
 	unlink(good);
+	/* a directory on the way that the user cannot search (HOME left at
+	 * another user's): the defaults, and nothing said (root can search
+	 * anything: not tried) */
+	if (geteuid() != 0) {
+		snprintf(cmd, sizeof(cmd), "%s/switchyard", dir);
+		CHECK_EQ(chmod(cmd, 0), 0);
+		r = run(NULL, 0);
+		CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_DEFAULT);
+		CHECK_EQ(r.err[0], 0);
+		CHECK_EQ(chmod(cmd, 0755), 0);
+	} else {
+		printf("(root: an unsearchable directory not tried)\n");
+	}
 	return sy_test_done("test_memcpy_config_file");
 }
 

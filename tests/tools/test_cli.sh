@@ -130,6 +130,11 @@ expect 2 "switchyard: -o is an option of prepatch only" "$cli" list "$prog" -o "
 expect 2 "switchyard: -o needs a file name" "$cli" prepatch "$prog" -o
 expect 2 "switchyard: too many operands ('e' and after)" "$cli" set 1 k on e
 expect 2 "the key pattern is empty" "$cli" set 1 "" on
+expect 2 "switchyard: -o needs a file name, not an empty one" "$cli" prepatch "$prog" -o ""
+# -- ends the options: a file named -x
+cp "$prog" "$tmp/-x" || no "cp"
+(cd "$tmp" && "$cli" list -- -x >/dev/null 2>"$tmp/err") || no "list -- -x: $(cat "$tmp/err")"
+expect 2 "unknown option '-x'" "$cli" list -x
 expect 2 "the call pattern is empty" "$cli" call 1 "" t
 expect 2 "the target is empty" "$cli" call 1 c ""
 "$cli" --help | grep -q "switchyard list FILE" || no "--help"
