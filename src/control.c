@@ -8,7 +8,11 @@
  * pthread_create() so the thread is born with it). It polls the listening
  * socket, the clients (at most CTL_CLIENTS) and a pipe that stop() writes
  * to. Every socket is non-blocking: a client that does not send, or does
- * not read, costs the others nothing (its reply is dropped with it).
+ * not read, costs the others nothing. A reply larger than the socket's
+ * buffer (`list` of a program with thousands of keys and sites is
+ * megabytes) is kept with its client and sent as the client reads it
+ * (POLLOUT); meanwhile that client's next request waits. A client that
+ * reads nothing for CTL_IDLE_MS is dropped with its reply.
  *
  * A `set` changes every key its pattern matches at once: the same
  * transitions as static_key_enable() and the rest, every site in one poke
@@ -44,7 +48,9 @@
 struct client {
 	int fd;
 	size_t len;
-	uint64_t last;		/* ms, CLOCK_MONOTONIC */
+	uint64_t last;		/* ms, CLOCK_MONOTONIC: the last progress */
+	char *out;		/* the reply not yet sent (malloc'ed), or NULL */
+	size_t outlen, outoff;	/* its length, and how much was sent */
 	char buf[CTL_LINE + 1];
 };
 
@@ -946,13 +952,42 @@ static void drop(struct client *c)
 {
 	close(c->fd);
 	c->fd = -1;
+	free(c->out);
+	c->out = NULL;
 }
 
-/* One request line: reply in full or drop the client (never wait). */
+/*
+ * Send what the socket takes of c's pending reply, without waiting: the
+ * rest goes when poll() says the client has read some (POLLOUT). Dropped
+ * when the client is gone.
+ */
+static void flush_out(struct client *c)
+{
+	while (c->out && c->outoff < c->outlen) {
+		ssize_t w = send(c->fd, c->out + c->outoff,
+				 c->outlen - c->outoff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (w <= 0) {
+			drop(c);	/* a client that left */
+			return;
+		}
+		c->outoff += (size_t)w;
+		c->last = now_ms();
+	}
+	free(c->out);
+	c->out = NULL;
+}
+
+/* One request line: its reply, sent now as far as the socket takes it,
+ * the rest kept for flush_out() (never wait). */
 static void serve_line(struct client *c, const char *line)
 {
 	struct out o = { NULL, 0, 0, false, NULL };
-	ssize_t w;
 
 	handle(line, &o);
 	if (o.failed) {
@@ -960,26 +995,23 @@ static void serve_line(struct client *c, const char *line)
 		o.p = strdup("{\"error\": \"out of memory\"}\n");
 		o.len = o.p ? strlen(o.p) : 0;
 	}
-	w = o.p ? send(c->fd, o.p, o.len, MSG_NOSIGNAL | MSG_DONTWAIT) : -1;
-	if (w != (ssize_t)o.len)
-		drop(c);	/* a client that does not read: gone */
-	free(o.p);
-}
-
-static void serve_input(struct client *c)
-{
-	ssize_t n = recv(c->fd, c->buf + c->len, CTL_LINE + 1 - c->len,
-			 MSG_DONTWAIT);
-	char *nl;
-
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			drop(c);
+	if (!o.p) {
+		drop(c);
 		return;
 	}
-	c->len += (size_t)n;
-	c->last = now_ms();
-	while (c->fd >= 0 && (nl = memchr(c->buf, '\n', c->len))) {
+	c->out = o.p;
+	c->outlen = o.len;
+	c->outoff = 0;
+	flush_out(c);
+}
+
+/* The complete lines in c's buffer, one at a time: the next only once
+ * the reply to the one before is sent. */
+static void serve_lines(struct client *c)
+{
+	char *nl;
+
+	while (c->fd >= 0 && !c->out && (nl = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(nl - c->buf) + 1;
 
 		*nl = 0;
@@ -994,13 +1026,30 @@ static void serve_input(struct client *c)
 		memmove(c->buf, c->buf + used, c->len - used);
 		c->len -= used;
 	}
-	if (c->len > CTL_LINE) {
+	if (c->fd >= 0 && !c->out && c->len > CTL_LINE) {
 		static const char msg[] = "{\"error\": \"line too long\"}\n";
 
 		(void)!send(c->fd, msg, sizeof(msg) - 1,
 			    MSG_NOSIGNAL | MSG_DONTWAIT);
 		drop(c);
 	}
+}
+
+/* c is readable (polled only while no reply is pending: the buffer then
+ * has room, so 0 from recv() is the client's end) */
+static void serve_input(struct client *c)
+{
+	ssize_t n = recv(c->fd, c->buf + c->len, CTL_LINE + 1 - c->len,
+			 MSG_DONTWAIT);
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			drop(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->last = now_ms();
+	serve_lines(c);
 }
 
 /* One waiting connection: 0, or -1 when none is left. */
@@ -1035,6 +1084,7 @@ static int serve_accept(struct client *cl)
 	}
 	cl[slot].fd = fd;
 	cl[slot].len = 0;
+	cl[slot].out = NULL;
 	cl[slot].last = now_ms();
 	return 0;
 }
@@ -1267,8 +1317,10 @@ static void *ctl_main(void *arg)
 			return NULL;
 		__atomic_store_n(&ctl_waiting, 0, __ATOMIC_RELEASE);
 	}
-	for (int i = 0; i < CTL_CLIENTS; i++)
+	for (int i = 0; i < CTL_CLIENTS; i++) {
 		cl[i].fd = -1;
+		cl[i].out = NULL;
+	}
 	for (;;) {
 		int n = 0, map[CTL_CLIENTS];
 		uint64_t t;
@@ -1278,7 +1330,8 @@ static void *ctl_main(void *arg)
 		for (int i = 0; i < CTL_CLIENTS; i++)
 			if (cl[i].fd >= 0) {
 				map[n - 2] = i;
-				pf[n++] = (struct pollfd){ cl[i].fd, POLLIN, 0 };
+				pf[n++] = (struct pollfd){ cl[i].fd,
+					cl[i].out ? POLLOUT : POLLIN, 0 };
 			}
 		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
@@ -1293,9 +1346,19 @@ static void *ctl_main(void *arg)
 		if (pf[1].revents & POLLIN)
 			for (int k = 0; k < 64 && !serve_accept(cl); k++)
 				;
-		for (int k = 2; k < n; k++)
-			if (pf[k].revents && cl[map[k - 2]].fd == pf[k].fd)
-				serve_input(&cl[map[k - 2]]);
+		for (int k = 2; k < n; k++) {
+			struct client *c = &cl[map[k - 2]];
+
+			if (!pf[k].revents || c->fd != pf[k].fd)
+				continue;
+			if (c->out) {
+				flush_out(c);	/* then the lines it sent
+						 * meanwhile */
+				serve_lines(c);
+			} else {
+				serve_input(c);
+			}
+		}
 		t = now_ms();
 		for (int i = 0; i < CTL_CLIENTS; i++)
 			if (cl[i].fd >= 0 && t - cl[i].last > CTL_IDLE_MS)
