@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,26 @@
  * neither serves a socket nor sets keys of its own from them.
  */
 SWITCHYARD_IGNORE_CONTROL_ENV;
+
+bool ctl_json;
+
+void ctl_error(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	fprintf(stderr, "switchyard: %s\n", msg ? msg : "out of memory");
+	if (ctl_json) {
+		printf("{\"error\": ");
+		json_str(stdout, msg ? msg : "out of memory");
+		printf("}\n");
+	}
+	free(msg);
+}
 
 bool looks_like_pid(const char *s)
 {
@@ -87,9 +108,8 @@ static int open_dir(char *dir, size_t size, int *fd, const char *who,
 	int r = sy_ctl_dir(dir, size);
 
 	if (r) {
-		fprintf(stderr, "switchyard: %sthe socket directory's path "
-			"(XDG_RUNTIME_DIR) is longer than %zu bytes\n", who,
-			size - 1);
+		ctl_error("%sthe socket directory's path (XDG_RUNTIME_DIR) "
+			  "is longer than %zu bytes", who, size - 1);
 		return 1;
 	}
 	r = sy_ctl_dir_open(dir, false, why, sizeof(why));
@@ -98,14 +118,14 @@ static int open_dir(char *dir, size_t size, int *fd, const char *who,
 		return 0;
 	}
 	if (r == -ENOENT) {
-		fprintf(stderr, "switchyard: %sno control socket (%s does not "
-			"exist); start it with SWITCHYARD_CONTROL=1 or "
-			"switchyard_control_start()\n", who, dir);
+		ctl_error("%sno control socket (%s does not exist); start it "
+			  "with SWITCHYARD_CONTROL=1 or "
+			  "switchyard_control_start()", who, dir);
 		return 1;
 	}
 	if (r < 0) {
-		fprintf(stderr, "switchyard: %snot trusting the socket "
-			"directory: %s\n", who, why);
+		ctl_error("%snot trusting the socket directory: %s", who,
+			  why);
 		return 1;
 	}
 	*fd = r;
@@ -179,13 +199,19 @@ int ctl_connect(int pid, int *fd)
 	char dir[4096], who[48], msg[9000];
 	int dfd, r;
 
+	/* not "start it with SWITCHYARD_CONTROL=1": there is nothing to
+	 * start (EPERM: it exists, another user's) */
+	if (kill(pid, 0) && errno == ESRCH) {
+		ctl_error("no process %d", pid);
+		return 1;
+	}
 	snprintf(who, sizeof(who), "process %d: ", pid);
 	if (open_dir(dir, sizeof(dir), &dfd, who, NULL))
 		return 1;
 	r = dial(dfd, dir, pid, fd, msg, sizeof(msg));
 	close(dfd);
 	if (r) {
-		fprintf(stderr, "switchyard: %s%s\n", who, msg);
+		ctl_error("%s%s", who, msg);
 		return 1;
 	}
 	return 0;
@@ -213,8 +239,7 @@ int cmd_ps(bool json)
 
 		d = lfd >= 0 ? fdopendir(lfd) : NULL;
 		if (!d) {
-			fprintf(stderr, "switchyard: %s: %s\n", dir,
-				strerror(errno));
+			ctl_error("%s: %s", dir, strerror(errno));
 			if (lfd >= 0)
 				close(lfd);
 			close(dfd);

@@ -18,6 +18,7 @@
  */
 #include <capstone/capstone.h>
 #include <ctype.h>
+#include <stdarg.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -77,9 +78,15 @@ static int usage(FILE *f, int rc)
 
 /* ---- live processes (<switchyard/control.h>) ----------------------------- */
 
-/* Send one request line to process pid's control socket and read the
- * one-line reply into *reply (malloc'ed). 0, or 1 with a message. */
-static int request(int pid, const char *line, char **reply)
+/*
+ * Send one request line to process pid's control socket and read the
+ * one-line reply into *reply (malloc'ed). 0, or 1 with a message. A
+ * request that changes something (changes: set, call) is in the process
+ * once sent: when the reply does not come, or not whole, the change may
+ * have been made, or be made later (a stopped or busy process reads it
+ * when it runs again), and the message says so.
+ */
+static int request(int pid, const char *line, char **reply, bool changes)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -93,8 +100,7 @@ static int request(int pid, const char *line, char **reply)
 		return 1;
 	}
 	if (send(fd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line)) {
-		fprintf(stderr, "switchyard: process %d: %s\n", pid,
-			strerror(errno));
+		ctl_error("process %d: %s", pid, strerror(errno));
 		close(fd);
 		free(buf);
 		return 1;
@@ -104,9 +110,16 @@ static int request(int pid, const char *line, char **reply)
 		ssize_t n;
 
 		if (poll(&pf, 1, 5000) <= 0) {
-			fprintf(stderr, "switchyard: process %d: no reply in "
-				"5 s\n", pid);
-			break;
+			if (changes)
+				ctl_error("process %d: no reply in 5 s; the "
+					  "process may still make the change "
+					  "later (see switchyard list %d)", pid,
+					  pid);
+			else
+				ctl_error("process %d: no reply in 5 s", pid);
+			close(fd);
+			free(buf);
+			return 1;
 		}
 		if (len + 1 >= cap) {
 			char *b = realloc(buf, cap * 2);
@@ -127,8 +140,11 @@ static int request(int pid, const char *line, char **reply)
 			return 0;
 		}
 	}
-	fprintf(stderr, "switchyard: process %d: the reply was cut short\n",
-		pid);
+	if (changes)
+		ctl_error("process %d: the reply was cut short; the change may "
+			  "have been made (see switchyard list %d)", pid, pid);
+	else
+		ctl_error("process %d: the reply was cut short", pid);
 	close(fd);
 	free(buf);
 	return 1;
@@ -319,7 +335,7 @@ static int cmd_list_pid(int pid, bool json)
 	static const char *const ccols[] = { "name", "target", "sites",
 					     "targets" };
 	char *reply, *calls;
-	int r = request(pid, "list\n", &reply);
+	int r = request(pid, "list\n", &reply, false);
 
 	if (r)
 		return r;
@@ -445,7 +461,7 @@ static int cmd_call(int pid, const char *glob, const char *target, bool json)
 		return 2;
 	}
 	snprintf(line, sizeof(line), "call %s %s\n", eg, et);
-	r = request(pid, line, &reply);
+	r = request(pid, line, &reply, true);
 	if (r)
 		return r;
 	if (json)
@@ -480,7 +496,7 @@ static int cmd_set(int pid, const char *glob, const char *action, bool json)
 		return 2;
 	}
 	snprintf(line, sizeof(line), "set %s %s\n", eg, action);
-	r = request(pid, line, &reply);
+	r = request(pid, line, &reply, true);
 	if (r)
 		return r;
 	if (json) {
@@ -1061,6 +1077,7 @@ int main(int argc, char **argv)
 		else
 			return bad_usage("unknown option '%.100s'", argv[i]);
 	}
+	ctl_json = json;
 	if (out && !*out)
 		return bad_usage("-o needs a file name, not an empty one");
 	if (!nargs)

@@ -25,6 +25,12 @@ int parse_pid(const char *s, int *pid);
 /* connected to process pid's control socket, its directory and its server
  * checked: 0 and *fd, or 1 with a message */
 int ctl_connect(int pid, int *fd);
+/* --json given: ctl_error() also says the error as JSON on stdout */
+extern bool ctl_json;
+/* A live process's command failed: "switchyard: MSG" on stderr and, with
+ * ctl_json, {"error": "MSG"} on stdout (a script reading the JSON gets an
+ * object that says why, not empty input) */
+void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* switchyard ps [--json]: exit status */
 int cmd_ps(bool json);
 

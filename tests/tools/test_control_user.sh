@@ -17,6 +17,9 @@
 #   pid       PID arguments: anything but 1..pid_max-1 in digits is a
 #             usage error (exit 2), named
 #   toolenv   SWITCHYARD_CONTROL and SWITCHYARD_KEYS do not act on the tool
+#   stopped   a process that does not answer (stopped): set and call give
+#             up after 5 s, exit 1, and say that the change may still be
+#             made, which it then is (SIGCONT)
 set -u
 mode=$1 cli=$2 target=$3 fork=$4 tmp=$5
 fail=0
@@ -273,6 +276,38 @@ pid)
 	# a PID in range with no socket: the process's problem (1), not usage
 	"$cli" list $$ >/dev/null 2>"$tmp/e"; st=$?
 	[ $st = 1 ] && grep -q "process $$: no control socket" "$tmp/e" || no "list \$\$: exit $st: $(cat "$tmp/e")"
+	# --json: that error as a JSON object on stdout too (a script gets
+	# an object that says why, not empty input)
+	"$cli" set $$ net_rx on --json >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] && grep -q "process $$: no control socket" "$tmp/e" || no "set \$\$ --json: exit $st: $(cat "$tmp/e")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "process %s: no control socket" % sys.argv[2] in d["error"], d' "$tmp/o" $$ ||
+		no "set \$\$ --json: stdout: $(cat "$tmp/o")"
+	# a PID no process has (a child waited for): said so, not "start
+	# it with SWITCHYARD_CONTROL=1"; 1; with --json on stdout too
+	sh -c 'exit 0' &
+	gone=$!
+	wait $gone
+	for cmd in list set call; do
+		case $cmd in
+		list) "$cli" list $gone >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+		set) "$cli" set $gone net_rx on >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+		call) "$cli" call $gone codec codec_fast >"$tmp/o" 2>"$tmp/e"; st=$? ;;
+		esac
+		[ $st = 1 ] || no "$cmd $gone (no such process): exit $st"
+		[ "$(cat "$tmp/e")" = "switchyard: no process $gone" ] || no "$cmd $gone (no such process): $(cat "$tmp/e")"
+		[ -s "$tmp/o" ] && no "$cmd $gone: stdout without --json: $(cat "$tmp/o")"
+	done
+	"$cli" list $gone --json >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] && grep -q "no process $gone" "$tmp/e" || no "list $gone --json: exit $st: $(cat "$tmp/e")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d == {"error": "no process " + sys.argv[2]}, d' "$tmp/o" $gone ||
+		no "list $gone --json: stdout: $(cat "$tmp/o")"
+	# ps --json of a directory it does not trust: the error as JSON
+	mkdir -m 777 "$d" && chmod 777 "$d"
+	"$cli" ps --json >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] && grep -q "not trusting" "$tmp/e" || no "ps --json, an untrusted directory: exit $st: $(cat "$tmp/e")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "not trusting" in d["error"], d' "$tmp/o" ||
+		no "ps --json, an untrusted directory: stdout: $(cat "$tmp/o")"
+	rm -rf "$d"
 	;;
 toolenv)
 	# a shell that exports them for the programs it runs runs the tool
@@ -294,8 +329,30 @@ toolenv)
 	stop_target
 	grep -q "net_tx 1" "$tmp/out" || no "the target ignored SWITCHYARD_KEYS: $(cat "$tmp/out")"
 	;;
+stopped)
+	start_target
+	kill -STOP $pid
+	# connect() succeeds (the backlog), the request waits in the socket
+	"$cli" set $pid net_rx on >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "set to a stopped process: exit $st: $(cat "$tmp/o" "$tmp/e")"
+	grep -q "process $pid: no reply in 5 s; the process may still make the change later" "$tmp/e" ||
+		no "set to a stopped process: $(cat "$tmp/e")"
+	"$cli" call $pid codec codec_fast --json >"$tmp/o" 2>"$tmp/e"; st=$?
+	[ $st = 1 ] || no "call to a stopped process: exit $st: $(cat "$tmp/o" "$tmp/e")"
+	grep -q "may still make the change later" "$tmp/e" || no "call to a stopped process: $(cat "$tmp/e")"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "may still make the change later" in d["error"], d' "$tmp/o" ||
+		no "call --json to a stopped process: stdout: $(cat "$tmp/o")"
+	kill -CONT $pid
+	# what the message warned of: the process reads the requests and
+	# makes both changes once it runs
+	until_true sh -c "'$cli' list $pid | grep -q '^net_rx  enabled=true'" ||
+		no "after SIGCONT: net_rx was not set: $("$cli" list $pid)"
+	until_true sh -c "'$cli' list $pid | grep -q '^codec  target=codec_fast'" ||
+		no "after SIGCONT: codec was not retargeted: $("$cli" list $pid)"
+	stop_target
+	;;
 *)
-	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv TOOL CONTROL_TARGET FORK_TARGET TMP"
+	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
 	exit 2
 	;;
 esac
