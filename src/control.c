@@ -1182,7 +1182,7 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 			 sizeof(dir) - 1);
 		goto fail;
 	}
-	r = sy_ctl_dir_open(dir, true, why, sizeof(why));
+	r = sy_ctl_dir_open(dir, true, geteuid(), why, sizeof(why));
 	if (r < 0)
 		goto fail;
 	ctl_dirfd = r;
@@ -1414,8 +1414,8 @@ static void ctl_halt(void)
 		if (ctl_ours(CTL_DIRFD)) {
 			unlinkat(ctl_dirfd, ctl_name, 0);
 		} else if (!sy_ctl_dir(dir, sizeof(dir)) &&
-			   (dfd = sy_ctl_dir_open(dir, true, why,
-						   sizeof(why))) >= 0) {
+			   (dfd = sy_ctl_dir_open(dir, true, geteuid(),
+						   why, sizeof(why))) >= 0) {
 			/* the program closed our descriptor of it */
 			unlinkat(dfd, ctl_name, 0);
 			close(dfd);

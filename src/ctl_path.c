@@ -24,7 +24,7 @@
 
 #include "ctl_path.h"
 
-int sy_ctl_dir(char *buf, size_t size)
+int sy_ctl_dir_of(char *buf, size_t size, uid_t uid)
 {
 	const char *rt = secure_getenv("XDG_RUNTIME_DIR");
 	int n;
@@ -32,15 +32,21 @@ int sy_ctl_dir(char *buf, size_t size)
 	if (rt && rt[0] == '/')
 		n = snprintf(buf, size, "%s/switchyard", rt);
 	else
-		n = snprintf(buf, size, "/tmp/switchyard-%u",
-			     (unsigned)geteuid());
+		n = snprintf(buf, size, "/tmp/switchyard-%u", (unsigned)uid);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int sy_ctl_dir_open(const char *dir, bool serve, char *why, size_t whysize)
+int sy_ctl_dir(char *buf, size_t size)
+{
+	return sy_ctl_dir_of(buf, size, geteuid());
+}
+
+int sy_ctl_dir_open(const char *dir, bool serve, uid_t owner, char *why,
+		    size_t whysize)
 {
 	uid_t me = geteuid();
 	struct stat st;
+	char whom[48];
 	int fd, r;
 
 	why[0] = 0;
@@ -68,16 +74,26 @@ int sy_ctl_dir_open(const char *dir, bool serve, char *why, size_t whysize)
 		snprintf(why, whysize, "%s: %s", dir, strerror(-r));
 		return r;
 	}
+	/* a user other than root: only their own (or root's); root: the
+	 * owner asked for (the process's), or any for `ps` */
+	if (me != 0 || owner == me)
+		snprintf(whom, sizeof(whom), "you");
+	else
+		snprintf(whom, sizeof(whom), "uid %u (the process's)",
+			 (unsigned)owner);
+	if (me != 0)
+		owner = me;
 	if (serve ? st.st_uid != me || (st.st_mode & 0777) != 0700 :
-		    (st.st_uid != me && st.st_uid != 0 && me != 0) ||
+		    (owner != (uid_t)-1 && st.st_uid != owner &&
+		     st.st_uid != 0) ||
 		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		snprintf(why, whysize, "%s is owned by uid %u with mode %04o; "
-			 "%s", dir, (unsigned)st.st_uid,
+			 "it must be %s%s%s", dir, (unsigned)st.st_uid,
 			 (unsigned)(st.st_mode & 07777), serve ?
-			 "it must be a directory of mode 0700 owned by this "
-			 "process's uid" :
-			 "it must be owned by you or root and writable by no "
-			 "one else (another user may have made it)");
+			 "a directory of mode 0700 owned by this process's "
+			 "uid" : "owned by ", serve ? "" : whom, serve ? "" :
+			 " or root and writable by no one else (another user "
+			 "may have made it)");
 		close(fd);
 		return -EPERM;
 	}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 /*
@@ -21,22 +22,31 @@
 __attribute__((visibility("hidden")))
 int sy_ctl_dir(char *buf, size_t size);
 
+/* The same for the sockets of processes running as uid (root reaching
+ * another user's process): $XDG_RUNTIME_DIR/switchyard when this process
+ * has the variable, else /tmp/switchyard-<uid>. */
+__attribute__((visibility("hidden")))
+int sy_ctl_dir_of(char *buf, size_t size, uid_t uid);
+
 /*
  * Open the directory dir without following a symbolic link and check the
  * opened directory (fstat: what is checked is what is used):
  *   serve  (the library): made with mode 0700 if absent; it must be owned
  *          by this effective uid and have mode 0700 exactly;
- *   !serve (the tool): it must be owned by this effective uid or by root
- *          (root: by anyone, as root may control any user's processes
- *          through their directory), and not be writable by group or
- *          others.
+ *   !serve (the tool): it must be owned by this effective uid or by root,
+ *          and not be writable by group or others. For root, owner
+ *          takes the place of this uid: root reaching user U's process
+ *          accepts U's directory (owner U) and no other user's;
+ *          (uid_t)-1 accepts any owner (`ps` of a directory root named).
+ *          owner is ignored when not root, and when serve.
  * Returns the descriptor (O_RDONLY | O_DIRECTORY | O_CLOEXEC), or a
  * negative errno: -EPERM when the directory fails the check, -ENOENT when
  * absent (!serve), others from mkdir/open. why (size whysize) says what
  * was wrong, naming dir. Thread-safe; not async-signal-safe.
  */
 __attribute__((visibility("hidden")))
-int sy_ctl_dir_open(const char *dir, bool serve, char *why, size_t whysize);
+int sy_ctl_dir_open(const char *dir, bool serve, uid_t owner, char *why,
+		    size_t whysize);
 
 /*
  * The address of the socket NAME in the directory open at dirfd (whose

@@ -9,8 +9,9 @@
  * their own in it that answers whatever it likes. So the tool, as the
  * library does before serving, opens the directory without following a
  * symlink and checks the opened directory: owned by this user or root
- * (root may use any user's directory, as it may control any user's
- * processes), writable by no one else. It then connects through that
+ * (root reaching user U's process uses U's directory, /tmp/switchyard-U
+ * without XDG_RUNTIME_DIR, and accepts it owned by U or root: U from
+ * /proc/PID/status), writable by no one else. It then connects through that
  * very directory (/proc/self/fd/N/PID.sock, which also fits sun_path
  * whatever the directory's length), and checks the server with
  * SO_PEERCRED: the process that listens must be the one asked for (its
@@ -99,20 +100,52 @@ int parse_pid(const char *s, int *pid)
 	return 0;
 }
 
-/* The checked directory (fd) and its path; 0, or 1 with a message (for
- * ps, *absent set instead when it does not exist). */
+/*
+ * The effective uid of process pid (/proc/PID/status): the uid its
+ * library named its socket directory after and made it with. 0 and *uid,
+ * or -1 (no /proc, the process gone).
+ */
+static int proc_euid(int pid, uid_t *uid)
+{
+	char path[64], line[256];
+	unsigned ruid, euid;
+	int r = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
+			*uid = (uid_t)euid;
+			r = 0;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+/*
+ * The checked directory (fd) and its path; 0, or 1 with a message (for
+ * ps, *absent set instead when it does not exist). owner: the uid whose
+ * sockets to reach (the process's for root, else this user's), or
+ * (uid_t)-1 for root's ps (any owner: each server is then checked
+ * against it).
+ */
 static int open_dir(char *dir, size_t size, int *fd, const char *who,
-		    bool *absent)
+		    bool *absent, uid_t owner)
 {
 	char why[4600];
-	int r = sy_ctl_dir(dir, size);
+	int r = sy_ctl_dir_of(dir, size, owner == (uid_t)-1 ? geteuid() :
+			      owner);
 
 	if (r) {
 		ctl_error("%sthe socket directory's path (XDG_RUNTIME_DIR) "
 			  "is longer than %zu bytes", who, size - 1);
 		return 1;
 	}
-	r = sy_ctl_dir_open(dir, false, why, sizeof(why));
+	r = sy_ctl_dir_open(dir, false, owner, why, sizeof(why));
 	if (r == -ENOENT && absent) {
 		*absent = true;
 		return 0;
@@ -134,9 +167,11 @@ static int open_dir(char *dir, size_t size, int *fd, const char *who,
 
 /*
  * Connect to NAME (pid's socket) in the directory open at dfd and check
- * who serves it. 0 and *fd, -ECONNREFUSED (a socket nobody listens on),
- * or another negative errno with *msg set to what to say (-EPERM: served
- * by someone else).
+ * who serves it: process pid, running as this user or root (for root: as
+ * the directory's owner, which open_dir() checked is the process's user,
+ * or root). 0 and *fd, -ECONNREFUSED (a socket nobody listens on), or
+ * another negative errno with *msg set to what to say (-EPERM: served by
+ * someone else).
  */
 static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
 		size_t msgsize)
@@ -197,6 +232,7 @@ static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
 int ctl_connect(int pid, int *fd)
 {
 	char dir[4096], who[48], msg[9000];
+	uid_t owner = geteuid();
 	int dfd, r;
 
 	/* not "start it with SWITCHYARD_CONTROL=1": there is nothing to
@@ -205,8 +241,14 @@ int ctl_connect(int pid, int *fd)
 		ctl_error("no process %d", pid);
 		return 1;
 	}
+	/* root reaching user U's process: U's directory (/tmp/switchyard-U
+	 * unless XDG_RUNTIME_DIR says where), owned by U or root, and served
+	 * by the directory's owner or root (dial()); without /proc to say
+	 * U, a directory of any owner */
+	if (!geteuid() && proc_euid(pid, &owner))
+		owner = (uid_t)-1;
 	snprintf(who, sizeof(who), "process %d: ", pid);
-	if (open_dir(dir, sizeof(dir), &dfd, who, NULL))
+	if (open_dir(dir, sizeof(dir), &dfd, who, NULL, owner))
 		return 1;
 	r = dial(dfd, dir, pid, fd, msg, sizeof(msg));
 	close(dfd);
@@ -232,7 +274,10 @@ int cmd_ps(bool json)
 	int dfd = -1, n = 0, bad = 0;
 	DIR *d = NULL;
 
-	if (open_dir(dir, sizeof(dir), &dfd, "", &absent))
+	/* root: its own directory, or the one XDG_RUNTIME_DIR names, whoever
+	 * owns it (each server checked against the owner) */
+	if (open_dir(dir, sizeof(dir), &dfd, "", &absent,
+		     geteuid() ? geteuid() : (uid_t)-1))
 		return 1;
 	if (!absent) {
 		int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

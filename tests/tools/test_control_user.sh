@@ -175,6 +175,38 @@ EOF
 			no "root and a process of nobody in its directory: $(cat "$tmp/o" "$tmp/e")"
 		unfake
 		rm -rf "$d"
+		# but not in a third user's directory: the directory must be
+		# the process's user's (or root's)
+		mkdir -m 755 "$d" && chown 12345 "$d"
+		fake "$d" self "$nb"
+		refused "root, a process of nobody in uid 12345's directory" "$fpid"
+		"$cli" set "$fpid" net_rx on >"$tmp/o" 2>"$tmp/e"
+		grep -q "owned by uid 12345 .*it must be owned by uid $nb (the process's) or root" "$tmp/e" ||
+			no "root, a process of nobody in uid 12345's directory: $(cat "$tmp/e")"
+		unfake
+		rm -rf "$d"
+		# ... also without XDG_RUNTIME_DIR (root's is /tmp/switchyard-0,
+		# nobody's /tmp/switchyard-$nb): a real process of nobody
+		ng=$(id -g nobody)
+		if setpriv --reuid="$nb" --regid="$ng" --clear-groups test -x "$target" 2>/dev/null; then
+			rm -f "$tmp/in" "$tmp/out" && mkfifo "$tmp/in"
+			env -u XDG_RUNTIME_DIR SWITCHYARD_CONTROL=1 setpriv \
+				--reuid="$nb" --regid="$ng" --clear-groups \
+				"$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+			pid=$!
+			exec 3>"$tmp/in"
+			until_true grep -qs "^ready $pid" "$tmp/out" || no "nobody's target not ready: $(cat "$tmp/err")"
+			until_true test -S "/tmp/switchyard-$nb/$pid.sock" || no "nobody's target: no socket in /tmp/switchyard-$nb: $(cat "$tmp/err")"
+			env -u XDG_RUNTIME_DIR "$cli" list $pid >"$tmp/o" 2>"$tmp/e" ||
+				no "root, no XDG_RUNTIME_DIR, list of nobody's process: $(cat "$tmp/e")"
+			grep -q "^net_rx  enabled=false" "$tmp/o" || no "root: list of nobody's process: $(cat "$tmp/o")"
+			env -u XDG_RUNTIME_DIR "$cli" set $pid net_rx on >"$tmp/o" 2>"$tmp/e" ||
+				no "root, no XDG_RUNTIME_DIR, set of nobody's process: $(cat "$tmp/e")"
+			stop_target
+			grep -q "net_rx 1" "$tmp/out" || no "root: nobody's key was not set: $(cat "$tmp/out")"
+		else
+			echo "note: nobody cannot run $target: root reaching nobody's /tmp/switchyard-$nb is left out"
+		fi
 	else
 		echo "note: not root: the checks of another user's directory and server are left out"
 	fi
