@@ -264,7 +264,8 @@ int ctl_connect(int pid, int *fd)
  * directory, each checked as `list` would check it (a socket nobody
  * listens on, or served by another process, is not listed). A socket
  * file left by a process that is gone (one that died without running its
- * exit handlers) is removed: it is this user's directory.
+ * exit handlers) is removed: it is this user's directory (checked). Only
+ * a socket: anything else named N.sock is left as it is.
  */
 int cmd_ps(bool json)
 {
@@ -295,6 +296,7 @@ int cmd_ps(bool json)
 		printf("[");
 	while (d && (e = readdir(d))) {
 		char comm[64] = "?", proc[64], tail[8];
+		struct stat st;
 		int pid, s, r;
 		FILE *f;
 
@@ -302,7 +304,11 @@ int cmd_ps(bool json)
 		    pid <= 0)
 			continue;
 		r = dial(dfd, dir, pid, &s, msg, sizeof(msg));
-		if (r == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH) {
+		/* only a socket: a regular file or a link of that name is not
+		 * one a library left (nor is it ours to remove) */
+		if (r == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH &&
+		    !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISSOCK(st.st_mode)) {
 			unlinkat(dfd, e->d_name, 0);
 			continue;
 		}

@@ -17,6 +17,8 @@
 #   pid       PID arguments: anything but 1..pid_max-1 in digits is a
 #             usage error (exit 2), named
 #   toolenv   SWITCHYARD_CONTROL and SWITCHYARD_KEYS do not act on the tool
+#   stale     ps removes a socket file left by a process that is gone,
+#             and nothing else named N.sock (a regular file, a symlink)
 #   stopped   a process that does not answer (stopped): set and call give
 #             up after 5 s, exit 1, and say that the change may still be
 #             made, which it then is (SIGCONT)
@@ -361,6 +363,26 @@ toolenv)
 	stop_target
 	grep -q "net_tx 1" "$tmp/out" || no "the target ignored SWITCHYARD_KEYS: $(cat "$tmp/out")"
 	;;
+stale)
+	command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+	# pids no process has (children waited for)
+	sh -c 'exit 0' & g1=$!; wait $g1
+	sh -c 'exit 0' & g2=$!; wait $g2
+	sh -c 'exit 0' & g3=$!; wait $g3
+	mkdir -m 700 "$d"
+	# a socket nobody listens on, as a process killed with SIGKILL leaves
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/$g1.sock" ||
+		no "cannot make a socket file"
+	echo "keep me" >"$d/$g2.sock"
+	echo "keep me too" >"$tmp/target-file"
+	ln -s "$tmp/target-file" "$d/$g3.sock"
+	"$cli" ps >"$tmp/o" 2>"$tmp/e" || no "ps: exit $?: $(cat "$tmp/e")"
+	[ -e "$d/$g1.sock" ] && no "ps left the stale socket $g1.sock"
+	[ "$(cat "$d/$g2.sock" 2>/dev/null)" = "keep me" ] || no "ps removed the regular file $g2.sock"
+	[ -L "$d/$g3.sock" ] || no "ps removed the symlink $g3.sock"
+	[ "$(cat "$tmp/target-file")" = "keep me too" ] || no "the symlink's target changed"
+	rm -rf "$d"
+	;;
 stopped)
 	start_target
 	kill -STOP $pid
@@ -384,7 +406,7 @@ stopped)
 	stop_target
 	;;
 *)
-	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
+	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|stale|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
 	exit 2
 	;;
 esac
