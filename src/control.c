@@ -51,6 +51,8 @@ struct client {
 	uint64_t last;		/* ms, CLOCK_MONOTONIC: the last progress */
 	char *out;		/* the reply not yet sent (malloc'ed), or NULL */
 	size_t outlen, outoff;	/* its length, and how much was sent */
+	dev_t dev;		/* what fd was when accepted (client_ours()) */
+	ino_t ino;
 	char buf[CTL_LINE + 1];
 };
 
@@ -65,6 +67,11 @@ static pid_t ctl_waiting_also;	/* and the parent's parent whose exit the
 				 * parent was still waiting for when it
 				 * forked (the double fork), or 0 */
 static pid_t ctl_fork_parent;	/* the pid that last forked (atomic) */
+static bool ctl_ended;		/* the thread ended by itself (atomic):
+				 * start() starts it again */
+static bool ctl_stopping;	/* ctl_halt() is stopping the thread
+				 * (atomic): seen within a second even when
+				 * the wake pipe is gone */
 /* set by whoever binds (start(), or the thread of a child), read by
  * stop() after the join */
 static int ctl_listen = -1, ctl_dirfd = -1, ctl_wake[2] = { -1, -1 };
@@ -948,9 +955,25 @@ void sy_keys_env_forget(const struct sy_obj *o)
 
 /* ---- the thread ----------------------------------------------------------- */
 
+/*
+ * c's descriptor is still the connection accepted: a program that closes
+ * every descriptor (a daemon) may have closed it and reused its number
+ * for a file or socket of its own, which we must neither read, write nor
+ * close.
+ */
+static bool client_ours(const struct client *c)
+{
+	struct stat st;
+
+	return c->fd >= 0 && !fstat(c->fd, &st) && st.st_dev == c->dev &&
+	       st.st_ino == c->ino;
+}
+
+/* Forget c, closing its descriptor if it still is its connection. */
 static void drop(struct client *c)
 {
-	close(c->fd);
+	if (client_ours(c))
+		close(c->fd);
 	c->fd = -1;
 	free(c->out);
 	c->out = NULL;
@@ -963,6 +986,10 @@ static void drop(struct client *c)
  */
 static void flush_out(struct client *c)
 {
+	if (!client_ours(c)) {
+		drop(c);
+		return;
+	}
 	while (c->out && c->outoff < c->outlen) {
 		ssize_t w = send(c->fd, c->out + c->outoff,
 				 c->outlen - c->outoff,
@@ -1039,9 +1066,13 @@ static void serve_lines(struct client *c)
  * has room, so 0 from recv() is the client's end) */
 static void serve_input(struct client *c)
 {
-	ssize_t n = recv(c->fd, c->buf + c->len, CTL_LINE + 1 - c->len,
-			 MSG_DONTWAIT);
+	ssize_t n;
 
+	if (!client_ours(c)) {
+		drop(c);
+		return;
+	}
+	n = recv(c->fd, c->buf + c->len, CTL_LINE + 1 - c->len, MSG_DONTWAIT);
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			drop(c);
@@ -1056,12 +1087,17 @@ static void serve_input(struct client *c)
 static int serve_accept(struct client *cl)
 {
 	struct ucred cr;
+	struct stat st;
 	socklen_t len = sizeof(cr);
 	int fd = accept4(ctl_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	int slot = -1;
 
 	if (fd < 0)
 		return errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
 	    (cr.uid != geteuid() && cr.uid != 0)) {
 		static const char msg[] = "{\"error\": \"permission denied\"}\n";
@@ -1085,6 +1121,8 @@ static int serve_accept(struct client *cl)
 	cl[slot].fd = fd;
 	cl[slot].len = 0;
 	cl[slot].out = NULL;
+	cl[slot].dev = st.st_dev;
+	cl[slot].ino = st.st_ino;
 	cl[slot].last = now_ms();
 	return 0;
 }
@@ -1263,20 +1301,29 @@ static bool ctl_wait_parent(pid_t parent)
 	}
 #endif
 	/* checked after pidfd_open(): the pidfd is the parent's own. The
-	 * timeout, also with a pidfd: a program that closes our pipe (a
-	 * daemon closing every descriptor) is noticed within a second, as
-	 * the serving loop does (closing a descriptor does not wake a poll()
-	 * on it, and stop() cannot wake us through a number that is no
-	 * longer our pipe) */
+	 * timeout, also with a pidfd: a program that closes our descriptors
+	 * (a daemon closing every one after fork(), as it starts) is noticed
+	 * within a second, as the serving loop does (closing a descriptor
+	 * does not wake a poll() on it). Then the child keeps waiting
+	 * without them: a descriptor whose number the program reused is
+	 * not polled (it is not ours to act on), the parent's exit is seen
+	 * by getppid(), and stop() by ctl_stopping. */
 	while (getppid() == parent) {
-		r = poll(pf, pf[1].fd >= 0 ? 2 : 1, 1000);
-		if ((r < 0 && errno != EINTR) || (r > 0 && pf[0].revents) ||
-		    (r > 0 && (pf[1].revents & POLLNVAL)) ||
-		    !ctl_ours(CTL_WAKE_R)) {
+		r = poll(pf, 2, 1000);
+		if (__atomic_load_n(&ctl_stopping, __ATOMIC_ACQUIRE) ||
+		    (r < 0 && errno != EINTR)) {
 			close_slot(CTL_PIDFD);
-			return false;	/* stop() (or our pipe was closed) */
+			return false;	/* stop() */
 		}
-		if (r > 0 && pf[1].revents)
+		if (pf[0].fd >= 0 && !ctl_ours(CTL_WAKE_R))
+			pf[0].fd = -1;
+		else if (r > 0 && pf[0].revents) {
+			close_slot(CTL_PIDFD);
+			return false;	/* stop() */
+		}
+		if (pf[1].fd >= 0 && !ctl_ours(CTL_PIDFD))
+			pf[1].fd = -1;
+		else if (r > 0 && pf[1].revents)
 			break;		/* the parent exited */
 	}
 	close_slot(CTL_PIDFD);
@@ -1303,11 +1350,32 @@ static void ctl_remove_stale(pid_t pid, const char *dir)
 	close(fd);
 }
 
+/*
+ * The program closed our listening socket (a daemon closing every
+ * descriptor after start, closefrom(3)); its number may be a file or
+ * socket of the program's now. ctl_main() forgets it and the clients
+ * (closing only what still is ours), waits a second for the program to
+ * be done with its descriptors (a loop closing them all, then its own
+ * put on the freed numbers: a socket bound meanwhile could be closed or
+ * replaced under us), and then calls this: a new socket under the same
+ * name. 0, or a negative errno (logged).
+ */
+static int ctl_renew(void)
+{
+	close_slot(CTL_LISTEN);
+	close_slot(CTL_DIRFD);
+	return ctl_bind(0, 0);
+}
+
 static void *ctl_main(void *arg)
 {
 	struct client cl[CTL_CLIENTS];
 	struct pollfd pf[CTL_CLIENTS + 2];
 	pid_t parent = (pid_t)(intptr_t)arg;
+	bool wake = true;	/* ctl_wake[0] is still our pipe */
+	bool lost = false;	/* the program closed ctl_listen: renew it */
+	uint64_t renew_at = 0;
+	int tries = 0;
 
 	if (parent) {
 		pid_t also = __atomic_load_n(&ctl_waiting_also,
@@ -1325,8 +1393,8 @@ static void *ctl_main(void *arg)
 		int n = 0, map[CTL_CLIENTS];
 		uint64_t t;
 
-		pf[n++] = (struct pollfd){ ctl_wake[0], POLLIN, 0 };
-		pf[n++] = (struct pollfd){ ctl_listen, POLLIN, 0 };
+		pf[n++] = (struct pollfd){ wake ? ctl_wake[0] : -1, POLLIN, 0 };
+		pf[n++] = (struct pollfd){ lost ? -1 : ctl_listen, POLLIN, 0 };
 		for (int i = 0; i < CTL_CLIENTS; i++)
 			if (cl[i].fd >= 0) {
 				map[n - 2] = i;
@@ -1335,12 +1403,48 @@ static void *ctl_main(void *arg)
 			}
 		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
 			break;
-		if (pf[0].revents || (pf[1].revents & POLLNVAL) ||
-		    !ctl_ours(CTL_WAKE_R))
-			break;	/* stop(), or the program closed our
-				 * descriptors (then poll() would return at
-				 * once, forever, or stop() could not wake
-				 * us: see ctl_halt()) */
+		/*
+		 * Before acting on any descriptor: is it still ours? A
+		 * program may close every descriptor (a daemon, closefrom())
+		 * and reuse the numbers: accept() on its listening socket
+		 * would take its connections. Without our pipe, stop() is
+		 * seen through ctl_stopping (within the second of poll()).
+		 */
+		if (__atomic_load_n(&ctl_stopping, __ATOMIC_ACQUIRE))
+			break;
+		if (wake && !ctl_ours(CTL_WAKE_R))
+			wake = false;
+		else if (wake && pf[0].revents)
+			break;	/* stop() */
+		if (!lost && !ctl_ours(CTL_LISTEN)) {
+			sy_log(SWITCHYARD_LOG_WARN, "control: the program closed "
+			       "the control socket's descriptor (%d; a daemon "
+			       "closing every descriptor?): serving a new "
+			       "socket", ctl_listen);
+			for (int i = 0; i < CTL_CLIENTS; i++)
+				if (cl[i].fd >= 0)
+					drop(&cl[i]);
+			lost = true;
+			renew_at = now_ms() + 1000;
+		}
+		if (lost) {
+			if (now_ms() < renew_at)
+				continue;
+			if (!ctl_renew()) {
+				lost = false;
+				tries = 0;
+			} else if (++tries == 5) {
+				sy_log(SWITCHYARD_LOG_ERROR, "control: no new "
+				       "socket after %d tries: control ends "
+				       "(switchyard_control_start() after "
+				       "closing descriptors serves again)",
+				       tries);
+				break;
+			} else {
+				renew_at = now_ms() + 1000;
+			}
+			continue;
+		}
 		/* drain the backlog: a burst of connections must not find
 		 * it full (connect() then fails with EAGAIN) */
 		if (pf[1].revents & POLLIN)
@@ -1367,6 +1471,7 @@ static void *ctl_main(void *arg)
 	for (int i = 0; i < CTL_CLIENTS; i++)
 		if (cl[i].fd >= 0)
 			drop(&cl[i]);
+	__atomic_store_n(&ctl_ended, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -1404,9 +1509,12 @@ static void ctl_halt(void)
 	/* not into a file of the program's that took our pipe's number:
 	 * the thread checks its pipe once a second and then ends by itself,
 	 * so the join below is bounded */
+	__atomic_store_n(&ctl_stopping, true, __ATOMIC_RELEASE);
 	if (ctl_ours(CTL_WAKE_W))
 		(void)!write(ctl_wake[1], "x", 1);
 	pthread_join(ctl_thread, NULL);
+	__atomic_store_n(&ctl_stopping, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl_ended, false, __ATOMIC_RELAXED);
 	if (ctl_listen >= 0 && ctl_name[0]) {
 		char dir[4096], why[16];
 		int dfd;
@@ -1432,11 +1540,13 @@ int switchyard_control_start(void)
 	int r;
 
 	pthread_mutex_lock(&ctl_lock);
-	if (ctl_running && !__atomic_load_n(&ctl_waiting, __ATOMIC_ACQUIRE)) {
+	if (ctl_running && !__atomic_load_n(&ctl_waiting, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&ctl_ended, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&ctl_lock);
 		return 0;
 	}
-	/* a forked child waiting for its parent's exit: serve now */
+	/* a forked child waiting for its parent's exit: serve now; a thread
+	 * that ended by itself (its socket lost, logged): serve again */
 	if (ctl_running)
 		ctl_halt();
 	r = ctl_make_wake();
@@ -1515,6 +1625,8 @@ static void ctl_atfork_child(void)
 	pid_t also = __atomic_load_n(&ctl_waiting, __ATOMIC_RELAXED);
 
 	pthread_mutex_init(&ctl_lock, NULL);
+	__atomic_store_n(&ctl_stopping, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl_ended, false, __ATOMIC_RELAXED);
 	close_all();
 	ctl_name[0] = 0;
 	ctl_running = false;

@@ -17,12 +17,25 @@
  *                                FILE (append) on the freed numbers and
  *                                exits: the library must not write to it
  *                                or close it (its stop() at exit).
+ *   fork_target rebind           as a daemon does once started: closes
+ *                                every descriptor above 2, then puts a
+ *                                listening socket of its own, with a
+ *                                connection waiting, on the freed
+ *                                numbers (3 to 15); prints "closed PID"
+ *                                and runs until its standard input
+ *                                closes; then prints "own ok" if that
+ *                                connection is still there for it to
+ *                                accept (the library must not take it),
+ *                                else "own stolen", and "fork_key N".
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +141,40 @@ static int closer(const char *file)
 	return 0;	/* exit(): the library's destructor stops control */
 }
 
+static int rebind(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int l, c, a, on;
+	char ch;
+
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	/* an abstract name: nothing in the file system */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (size_t)snprintf(sa.sun_path + 1,
+					   sizeof(sa.sun_path) - 1,
+					   "fork_target-%d", (int)getpid()));
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, len) || listen(l, 4))
+		return 1;
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&sa, len))
+		return 1;
+	for (int fd = 3; fd < 16; fd++)
+		if (fd != l && fd != c && dup2(l, fd) != fd)
+			return 1;
+	printf("closed %d\n", (int)getpid());
+	while (read(0, &ch, 1) > 0)
+		;
+	fcntl(l, F_SETFL, O_NONBLOCK);
+	a = accept(l, NULL, NULL);
+	printf("own %s\n", a >= 0 ? "ok" : "stolen");
+	on = static_key_enabled(&fork_key);
+	printf("fork_key %d\n", on);
+	return a >= 0 && static_branch_unlikely(&fork_key) ? 0 : 5;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -137,6 +184,8 @@ int main(int argc, char **argv)
 		return workers();
 	if (argc == 3 && !strcmp(argv[1], "closer"))
 		return closer(argv[2]);
-	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | closer FILE\n");
+	if (argc == 2 && !strcmp(argv[1], "rebind"))
+		return rebind();
+	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | closer FILE | rebind\n");
 	return 2;
 }

@@ -17,6 +17,10 @@
 #   pid       PID arguments: anything but 1..pid_max-1 in digits is a
 #             usage error (exit 2), named
 #   toolenv   SWITCHYARD_CONTROL and SWITCHYARD_KEYS do not act on the tool
+#   closefds  a program that closes every descriptor after start (a
+#             daemon) keeps control: the library notices, says so and
+#             serves a new socket, without taking the connections of a
+#             listening socket of the program's put on the freed numbers
 #   stale     ps removes a socket file left by a process that is gone,
 #             and nothing else named N.sock (a regular file, a symlink)
 #   stopped   a process that does not answer (stopped): set and call give
@@ -363,6 +367,26 @@ toolenv)
 	stop_target
 	grep -q "net_tx 1" "$tmp/out" || no "the target ignored SWITCHYARD_KEYS: $(cat "$tmp/out")"
 	;;
+closefds)
+	rm -f "$tmp/in" "$tmp/out" && mkfifo "$tmp/in"
+	SWITCHYARD_CONTROL=1 "$fork" rebind <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	exec 3>"$tmp/in"
+	until_true grep -qs "^closed $pid" "$tmp/out" || no "target did not start: $(cat "$tmp/err")"
+	# within a second or so the library sees its socket gone and binds
+	# a new one: list then works again
+	until_true sh -c "'$cli' list $pid >'$tmp/o' 2>'$tmp/e'" ||
+		no "control lost when the program closed its descriptors: $(cat "$tmp/e" "$tmp/err")"
+	grep -q "^fork_key  enabled=false" "$tmp/o" || no "list: $(cat "$tmp/o")"
+	"$cli" set $pid fork_key on >"$tmp/o" 2>"$tmp/e" || no "set: $(cat "$tmp/o" "$tmp/e")"
+	grep -q "control: the program closed the control socket's descriptor .*serving a new socket" "$tmp/err" ||
+		no "not said in the process's log: $(cat "$tmp/err")"
+	exec 3>&-
+	wait $pid || no "target exit status $?: $(cat "$tmp/out" "$tmp/err")"
+	grep -q "^own ok" "$tmp/out" || no "the library took the program's connection: $(cat "$tmp/out")"
+	grep -q "^fork_key 1" "$tmp/out" || no "the key: $(cat "$tmp/out")"
+	[ -z "$(ls "$d")" ] || no "socket left: $(ls "$d")"
+	;;
 stale)
 	command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 	# pids no process has (children waited for)
@@ -406,7 +430,7 @@ stopped)
 	stop_target
 	;;
 *)
-	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|stale|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
+	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|closefds|stale|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
 	exit 2
 	;;
 esac
