@@ -48,10 +48,10 @@
 struct client {
 	int fd;
 	size_t len;
-	uint64_t last;		/* ms, CLOCK_MONOTONIC: the last progress */
-	char *out;		/* the reply not yet sent (malloc'ed), or NULL */
+	uint64_t last;		/* ms, CLOCK_MONOTONIC: last progress */
+	char *out;		/* the reply not yet sent (malloc'ed) */
 	size_t outlen, outoff;	/* its length, and how much was sent */
-	dev_t dev;		/* what fd was when accepted (client_ours()) */
+	dev_t dev;		/* fd as accepted (client_ours()) */
 	ino_t ino;
 	char buf[CTL_LINE + 1];
 };
@@ -1417,10 +1417,10 @@ static void *ctl_main(void *arg)
 		else if (wake && pf[0].revents)
 			break;	/* stop() */
 		if (!lost && !ctl_ours(CTL_LISTEN)) {
-			sy_log(SWITCHYARD_LOG_WARN, "control: the program closed "
-			       "the control socket's descriptor (%d; a daemon "
-			       "closing every descriptor?): serving a new "
-			       "socket", ctl_listen);
+			sy_log(SWITCHYARD_LOG_WARN, "control: the program "
+			       "closed the control socket's descriptor (%d; a "
+			       "daemon closing every descriptor?): serving a "
+			       "new socket", ctl_listen);
 			for (int i = 0; i < CTL_CLIENTS; i++)
 				if (cl[i].fd >= 0)
 					drop(&cl[i]);

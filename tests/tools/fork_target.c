@@ -186,6 +186,7 @@ int main(int argc, char **argv)
 		return closer(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "rebind"))
 		return rebind();
-	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | closer FILE | rebind\n");
+	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | "
+		"closer FILE | rebind\n");
 	return 2;
 }
