@@ -106,7 +106,7 @@ static int child(const char *mode)
 	struct switchyard_stats st;
 	pthread_t t;
 	pid_t pid;
-	int status;
+	int status = 0;
 
 	if (!strcmp(mode, "kill")) {
 		/* One thread: nothing here may need a membarrier. */
