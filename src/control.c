@@ -1330,24 +1330,65 @@ static bool ctl_wait_parent(pid_t parent)
 	return true;
 }
 
-static void ctl_remove_stale(pid_t pid, const char *dir)
+/* Wait (at most 5 s) until process pid has exited: its descriptors are
+ * closed by then (the kernel closes them before it wakes a pidfd). */
+static void ctl_wait_gone(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+
+		(void)poll(&pf, 1, 5000);
+		close(fd);
+		return;
+	}
+#endif
+	for (int i = 0; i < 50 && !kill(pid, 0); i++)
+		usleep(100000);	/* a zombie counts as here: bounded */
+}
+
+/* Whether pid's socket in the directory has a listener; removed if not */
+static bool ctl_stale_gone(pid_t pid, const char *dir)
 {
 	struct sockaddr_un sa;
 	socklen_t salen;
 	char name[32];
+	bool gone = false;
 	int fd;
 
 	snprintf(name, sizeof(name), "%d.sock", (int)pid);
 	if (sy_ctl_addr(ctl_dirfd, dir, name, &sa, &salen))
-		return;
+		return true;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return;
+		return true;
 	/* refused: a socket file nobody listens on (a listener that is
-	 * merely busy gives EAGAIN, and is left alone) */
-	if (connect(fd, (struct sockaddr *)&sa, salen) && errno == ECONNREFUSED)
-		unlinkat(ctl_dirfd, name, 0);
+	 * merely busy gives EAGAIN, and is left alone); ENOENT: no file */
+	if (connect(fd, (struct sockaddr *)&sa, salen)) {
+		gone = errno == ECONNREFUSED || errno == ENOENT;
+		if (errno == ECONNREFUSED)
+			unlinkat(ctl_dirfd, name, 0);
+	}
 	close(fd);
+	return gone;
+}
+
+/*
+ * Remove the socket of pid, a process that has left or is leaving
+ * (daemon(3)'s first process and its child, which exit with _exit()), if
+ * nobody listens on it. The parent's parent may still be exiting when the
+ * parent is gone (both leave at once; under load the first is the slower
+ * one, seen in test_control_fork): while its socket still listens and the
+ * process is there, wait for its exit, then look again.
+ */
+static void ctl_remove_stale(pid_t pid, const char *dir)
+{
+	if (!ctl_stale_gone(pid, dir) && !kill(pid, 0)) {
+		ctl_wait_gone(pid);
+		(void)ctl_stale_gone(pid, dir);
+	}
 }
 
 /*

@@ -8,6 +8,12 @@
  *                                child writes "FIRST SECOND\n" (the two
  *                                children's pids) to PIDFILE and runs
  *                                until its standard input closes
+ *   fork_target slowdaemon PIDFILE  the same, but the first process
+ *                                leaves a second after its child (it
+ *                                sleeps, then _exit()s) while the child
+ *                                forks the daemon and leaves at once:
+ *                                the daemon must still remove the first
+ *                                process's socket, once it is gone
  *   fork_target workers          children of a parent that lives on: one
  *                                that execs, one that _exit()s; neither
  *                                may leave a socket. Prints "ok" or FAIL
@@ -104,14 +110,24 @@ static int workers(void)
 	return fails != 0;
 }
 
-static int daemonize(const char *pidfile)
+static int daemonize(const char *pidfile, bool slow)
 {
 	pid_t first, second;
 	FILE *f;
 	char c;
 
-	if (daemon(1, 1))
+	if (!slow && daemon(1, 1))
 		return 1;
+	if (slow) {
+		first = fork();
+		if (first < 0)
+			return 1;
+		if (first > 0) {
+			sleep(1);	/* the window, not a synchronisation */
+			_exit(0);
+		}
+		setsid();
+	}
 	first = getpid();
 	second = fork();
 	if (second < 0)
@@ -179,14 +195,17 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "daemon"))
-		return daemonize(argv[2]);
+		return daemonize(argv[2], false);
+	if (argc == 3 && !strcmp(argv[1], "slowdaemon"))
+		return daemonize(argv[2], true);
 	if (argc == 2 && !strcmp(argv[1], "workers"))
 		return workers();
 	if (argc == 3 && !strcmp(argv[1], "closer"))
 		return closer(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "rebind"))
 		return rebind();
-	fprintf(stderr, "usage: fork_target daemon PIDFILE | workers | "
+	fprintf(stderr, "usage: fork_target daemon|slowdaemon PIDFILE | "
+		"workers | "
 		"closer FILE | rebind\n");
 	return 2;
 }
