@@ -476,6 +476,31 @@ static void set_keep_exact(struct set_req *q)
 }
 
 /*
+ * dlopen() is looked up, not linked. In a program linked -static, glibc's
+ * linker prints "Using 'dlopen' in statically linked applications requires
+ * at runtime the shared libraries from the glibc version used for linking"
+ * for any reference to dlopen (a weak one too: dladdr() and dlclose() link
+ * its loader anyway), in every program that links libswitchyard.a. Such a
+ * program needs no pin: the only object its switchyard registers is
+ * itself (a library it dlopen()s gets a libc and a switchyard of its own,
+ * with their own registry), and dlsym() finds no dlopen there (a static
+ * program has no dynamic symbols). A dynamic program finds the dlopen a
+ * call would reach (libc's, libdl's before glibc 2.34, a sanitizer's).
+ * Control thread only.
+ */
+static void *(*find_dlopen(void))(const char *, int)
+{
+	static void *(*fn)(const char *, int);
+	static bool looked;
+
+	if (!looked) {
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "dlopen");
+		looked = true;
+	}
+	return fn;
+}
+
+/*
  * A key (or a function) found in a snapshot is used after the snapshot's
  * lock was released: the object that defines it may have been unloaded
  * since (a plugin dlclose()d by another thread), and writing to its key
@@ -494,9 +519,9 @@ static int pin(const void *addr, void **h)
 	sy_obj_lookup((uintptr_t)addr, &o);
 	if (!o.found)
 		return -ENOENT;
-	if (!o.name[0])
+	if (!o.name[0] || !find_dlopen())	/* the program; a static one */
 		return 0;
-	*h = dlopen(o.name, RTLD_LAZY | RTLD_NOLOAD);
+	*h = find_dlopen()(o.name, RTLD_LAZY | RTLD_NOLOAD);
 	if (!*h)
 		return -ENOENT;
 	sy_obj_lookup((uintptr_t)addr, &again);
@@ -1330,7 +1355,8 @@ static void ctl_remove_stale(pid_t pid, const char *dir);
 /*
  * Make this process's socket: the directory checked and held open (it is
  * where the socket is removed at stop, whatever its path's length), the
- * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
+ * socket bound through it (ctl_path.c: an XDG_RUNTIME_DIR past sun_path,
+ * up to PATH_MAX),
  * 0600, listening; first the sockets stale1 and stale2 (pids, 0: none)
  * if nobody listens on them. 0, or a negative errno, logged.
  */
