@@ -267,16 +267,18 @@ struct key_list {
 	bool failed;
 };
 
-/* Append k with op; false (and l->failed) when out of memory. */
+/* Append k with op, named names (key_names(), taken; NULL: k->name);
+ * false (and l->failed) when out of memory. */
 static bool key_list_add(struct key_list *l, const struct switchyard_key_info *k,
-			 int op)
+			 int op, char *names)
 {
-	char *name = NULL;
+	char *name = names;
 
 	if (!sy_grow(&l->keys, &l->capk, l->n, sizeof(*l->keys)) ||
 	    !sy_grow(&l->names, &l->capn, l->n, sizeof(*l->names)) ||
 	    !sy_grow(&l->ops, &l->capo, l->n, sizeof(*l->ops)) ||
-	    !(name = strdup(k->name))) {
+	    (!name && !(name = strdup(k->name)))) {
+		free(names);
 		l->failed = true;
 		return false;
 	}
@@ -311,6 +313,93 @@ static bool pattern_is(const char *pat, const char *name)
 	return !strcmp(pat, name);
 }
 
+/*
+ * A listed name holds qualifiers only while another key needs them: the
+ * key k of a program is "k" until a plugin with a key k loads, then
+ * "prog:k" (and "libp.so:k"). A request copied from a listing made at
+ * another moment must still select it, so a key also answers to each of
+ * its qualified names, needed or not: OBJECT:name, and for a file-local
+ * key of a file with symbols a.c:name and OBJECT:a.c:name (name: in its
+ * object, struct sy_key_aka). A pattern that is one of them selects the
+ * keys that have it and only those, as a listed name does. A bare name
+ * that only qualified names end with stays refused by set (which k?);
+ * SWITCHYARD_KEYS matches the name without the object qualifier too,
+ * exactly and as a glob: it is read while objects load, when a listed
+ * name depends on which had loaded, and "k=on" sets each object's k as
+ * it registers.
+ *
+ * key_names(): these names, NUL-separated, in the order of enum kn (an
+ * empty one where the key has none; the listed name first, so the block
+ * prints as the listed name).
+ */
+enum kn { KN_LISTED, KN_LOCAL, KN_OBJ, KN_SRC, KN_OBJ_SRC, KN_N };
+
+/* name, qualified by q1 and q2 when not NULL ("q1:q2:name"), and its
+ * NUL at p; an empty name when name is NULL. The end of what it wrote. */
+static char *kn_put(char *p, const char *q1, const char *q2, const char *name)
+{
+	if (!name) {
+		*p = '\0';
+		return p + 1;
+	}
+	if (q1)
+		p = stpcpy(stpcpy(p, q1), ":");
+	if (q2)
+		p = stpcpy(stpcpy(p, q2), ":");
+	return stpcpy(p, name) + 1;
+}
+
+static char *key_names(const struct switchyard_key_info *k,
+		       const struct sy_key_aka *a)
+{
+	/* key@0x...: no name, nothing to qualify */
+	bool named = a && a->local && strncmp(k->name, "key@", 4);
+	const char *loc = named ? a->local : k->name;
+	const char *obj = named ? a->object : NULL;
+	const char *src = named && a->plain ? a->src : NULL;
+	const char *plain = src ? a->plain : NULL;
+	size_t lo = obj ? strlen(obj) : 0, ls = src ? strlen(src) : 0;
+	size_t lp = plain ? strlen(plain) : 0, ll = strlen(loc);
+	char *v = malloc(strlen(k->name) + 1 + ll + 1 + lo + ll + 2 +
+			 ls + lp + 2 + lo + ls + lp + 3), *p;
+
+	if (!v)
+		return NULL;
+	p = kn_put(v, NULL, NULL, k->name);		/* KN_LISTED */
+	p = kn_put(p, NULL, NULL, loc);			/* KN_LOCAL */
+	p = kn_put(p, obj, NULL, obj ? loc : NULL);	/* KN_OBJ */
+	p = kn_put(p, src, NULL, plain);		/* KN_SRC */
+	kn_put(p, obj, src, obj ? plain : NULL);	/* KN_OBJ_SRC */
+	return v;
+}
+
+/* Is pat one of a key's names (key_names(); local: the name in its
+ * object counts, SWITCHYARD_KEYS)? */
+static bool names_is(const char *v, const char *pat, bool local)
+{
+	for (int i = 0; i < KN_N; i++, v += strlen(v) + 1)
+		if ((i != KN_LOCAL || local) && *v && pattern_is(pat, v))
+			return true;
+	return false;
+}
+
+/* Does the glob pat match the key's listed name (or, local, its name in
+ * its object)? Never its qualified names: "t*" is no glob for "t.c:k". */
+static bool names_glob(const char *v, const char *pat, bool local)
+{
+	return !fnmatch(pat, v, 0) ||
+	       (local && !fnmatch(pat, v + strlen(v) + 1, 0));
+}
+
+/* "prog:k" is "prog" + ':' + "k" */
+static bool qualified_is(const char *pat, const char *q, const char *name)
+{
+	size_t l = strlen(q);
+
+	return !strncmp(pat, q, l) && pat[l] == ':' &&
+	       !strcmp(pat + l + 1, name);
+}
+
 /* "ns::k", "a.c:k", "libx.so:k" for k: a name a user may have meant */
 static bool qualified_form(const char *pat, const char *name)
 {
@@ -326,16 +415,25 @@ struct set_req {
 	struct key_list l;
 	bool *exact;	/* per key of l: its name is the pattern */
 	size_t cap_exact, nexact;
+	bool alike;	/* the keys named as the pattern are listed alike */
 	size_t unnamed;	/* keys listed as key@0x...: no name to match */
 	char hint[512];	/* names the pattern may have meant */
 	size_t nhint;
 };
 
-static int set_collect(const struct switchyard_key_info *k, void *arg)
+static int set_collect(const struct switchyard_key_info *k,
+		       const struct sy_key_aka *aka, void *arg)
 {
 	struct set_req *q = arg;
-	bool exact = pattern_is(q->glob, k->name);
+	char *names = key_names(k, aka);
+	bool exact;
 
+	if (!names) {
+		q->l.failed = true;
+		return 1;
+	}
+	exact = names_is(names, q->glob, false);
+	free(names);
 	if (!strncmp(k->name, "key@", 4))
 		q->unnamed++;
 	if (qualified_form(q->glob, k->name) && q->nhint++ < 8) {
@@ -352,7 +450,7 @@ static int set_collect(const struct switchyard_key_info *k, void *arg)
 	}
 	q->exact[q->l.n] = exact;
 	q->nexact += exact;
-	return key_list_add(&q->l, k, q->op) ? 0 : 1;
+	return key_list_add(&q->l, k, q->op, NULL) ? 0 : 1;
 }
 
 /* Keep only the keys named as the pattern when there are any. */
@@ -362,16 +460,44 @@ static void set_keep_exact(struct set_req *q)
 
 	if (!q->nexact || q->l.failed)
 		return;
+	q->alike = true;
 	for (size_t i = 0; i < q->l.n; i++) {
 		if (!q->exact[i]) {
 			free(q->l.names[i]);
 			continue;
 		}
+		if (w && strcmp(q->l.names[i], q->l.names[0]))
+			q->alike = false;
 		q->l.keys[w] = q->l.keys[i];
 		q->l.names[w] = q->l.names[i];
 		q->l.ops[w++] = q->l.ops[i];
 	}
 	q->l.n = w;
+}
+
+/*
+ * dlopen() is looked up, not linked. In a program linked -static, glibc's
+ * linker prints "Using 'dlopen' in statically linked applications requires
+ * at runtime the shared libraries from the glibc version used for linking"
+ * for any reference to dlopen (a weak one too: dladdr() and dlclose() link
+ * its loader anyway), in every program that links libswitchyard.a. Such a
+ * program needs no pin: the only object its switchyard registers is
+ * itself (a library it dlopen()s gets a libc and a switchyard of its own,
+ * with their own registry), and dlsym() finds no dlopen there (a static
+ * program has no dynamic symbols). A dynamic program finds the dlopen a
+ * call would reach (libc's, libdl's before glibc 2.34, a sanitizer's).
+ * Control thread only.
+ */
+static void *(*find_dlopen(void))(const char *, int)
+{
+	static void *(*fn)(const char *, int);
+	static bool looked;
+
+	if (!looked) {
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "dlopen");
+		looked = true;
+	}
+	return fn;
 }
 
 /*
@@ -393,9 +519,9 @@ static int pin(const void *addr, void **h)
 	sy_obj_lookup((uintptr_t)addr, &o);
 	if (!o.found)
 		return -ENOENT;
-	if (!o.name[0])
+	if (!o.name[0] || !find_dlopen())	/* the program; a static one */
 		return 0;
-	*h = dlopen(o.name, RTLD_LAZY | RTLD_NOLOAD);
+	*h = find_dlopen()(o.name, RTLD_LAZY | RTLD_NOLOAD);
 	if (!*h)
 		return -ENOENT;
 	sy_obj_lookup((uintptr_t)addr, &again);
@@ -422,7 +548,7 @@ static void set_keys(const char *glob, int op, struct out *o)
 	void **pins = NULL;
 	size_t m = 0;
 
-	switchyard_for_each_key(set_collect, &q);
+	sy_for_each_key_aka(set_collect, &q);
 	set_keep_exact(&q);
 	if (!l->failed && l->n) {
 		res = malloc(l->n * sizeof(*res));
@@ -485,10 +611,16 @@ static void set_keys(const char *glob, int op, struct out *o)
 			put(o, "}");
 		}
 		put(o, "]");
-		if (q.nexact > 1) {
+		if (q.nexact > 1 && q.alike) {
 			put(o, ", \"note\": ");
 			put_strf(o, "%zu keys are named %s (nothing tells "
 				 "them apart): all of them were changed",
+				 q.nexact, glob);
+		} else if (q.nexact > 1) {
+			/* a.c:k in two objects built from one a.c */
+			put(o, ", \"note\": ");
+			put_strf(o, "%zu keys answer to %s (listed by other "
+				 "names): all of them were changed",
 				 q.nexact, glob);
 		}
 		put(o, "}\n");
@@ -531,14 +663,24 @@ struct call_req {
 	const char *glob, *target;
 	struct out *o;
 	size_t matched;
-	size_t nexact;	/* calls named as the pattern (pattern_is()) */
+	size_t nexact;	/* calls named as the pattern (call_is()) */
 };
+
+/* Is pat a call's name, as listed or qualified by its object ("prog:hook"
+ * when a plugin has a call hook too: key_names() says why)? */
+static bool call_is(const char *pat, const struct switchyard_call_info *c)
+{
+	const char *obj = strrchr(c->object, '/');
+
+	return pattern_is(pat, c->name) ||
+	       qualified_is(pat, obj ? obj + 1 : c->object, c->name);
+}
 
 static int call_count_exact(const struct switchyard_call_info *c, void *arg)
 {
 	struct call_req *q = arg;
 
-	q->nexact += pattern_is(q->glob, c->name);
+	q->nexact += call_is(q->glob, c);
 	return 0;
 }
 
@@ -549,8 +691,7 @@ static int call_one(const struct switchyard_call_info *c, void *arg)
 	bool found = false;
 	int r = -ENOENT;
 
-	if (q->nexact ? !pattern_is(q->glob, c->name) :
-			fnmatch(q->glob, c->name, 0))
+	if (q->nexact ? !call_is(q->glob, c) : fnmatch(q->glob, c->name, 0))
 		return 0;
 	for (size_t i = 0; i < c->ntargets && !found; i++)
 		if (!strcmp(c->targets[i], q->target)) {
@@ -595,6 +736,8 @@ static void call_targets(const char *glob, const char *target, struct out *o)
 	if (switchyard_for_each_static_call(call_one, &q) == -ENOMEM)
 		o->failed = true;
 	put(o, "]");
+	/* (calls are listed unqualified: prog:hook selects the calls of one
+	 * object, listed alike) */
 	if (q.nexact > 1) {
 		put(o, ", \"note\": ");
 		put_strf(o, "%zu static calls are named %s (nothing tells "
@@ -824,22 +967,31 @@ static bool env_first_sight(const void *key)
 	return true;
 }
 
-/* Every key: does an item name it exactly? A key not decided before is
- * kept in b, its op decided by env_decide() once every name is seen. */
-static int env_collect(const struct switchyard_key_info *k, void *arg)
+/* Every key: does an item name it exactly (key_names(), the name in its
+ * object included)? A key not decided before is kept in b with its names,
+ * its op decided by env_decide() once every name is seen. */
+static int env_collect(const struct switchyard_key_info *k,
+		       const struct sy_key_aka *aka, void *arg)
 {
 	struct key_list *b = arg;
+	char *names = key_names(k, aka);
 	bool first;
 
+	if (!names) {
+		b->failed = true;
+		return 1;
+	}
 	pthread_mutex_lock(&env_lock);
 	for (size_t i = 0; i < env_n; i++)
-		if (pattern_is(env_items[i].glob, k->name))
+		if (names_is(names, env_items[i].glob, true))
 			env_items[i].exact = true;
 	first = env_first_sight(k->key);
 	pthread_mutex_unlock(&env_lock);
-	if (!first)
+	if (!first) {
+		free(names);
 		return 0;
-	return key_list_add(b, k, -1) ? 0 : 1;
+	}
+	return key_list_add(b, k, -1, names) ? 0 : 1;
 }
 
 /* Each kept key's op: the last item that matches its name (exactly, for
@@ -855,8 +1007,10 @@ static void env_decide(struct key_list *b)
 		for (size_t i = 0; i < env_n; i++) {
 			struct env_item *it = &env_items[i];
 
-			if (it->exact ? !pattern_is(it->glob, b->names[j]) :
-					fnmatch(it->glob, b->names[j], 0) != 0)
+			const char *v = b->names[j];
+
+			if (it->exact ? !names_is(v, it->glob, true) :
+					!names_glob(v, it->glob, true))
 				continue;
 			it->matched = true;
 			last = it;
@@ -906,7 +1060,7 @@ void sy_keys_env_apply(const struct sy_obj *o)
 		       o->name[0] ? o->name : "the program");
 		return;
 	}
-	if (switchyard_for_each_key(env_collect, &b) < 0 || b.failed)
+	if (sy_for_each_key_aka(env_collect, &b) < 0 || b.failed)
 		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_KEYS: out of memory "
 		       "reading the keys of %s: some may keep their default",
 		       o->name[0] ? o->name : "the program");
@@ -1201,7 +1355,8 @@ static void ctl_remove_stale(pid_t pid, const char *dir);
 /*
  * Make this process's socket: the directory checked and held open (it is
  * where the socket is removed at stop, whatever its path's length), the
- * socket bound through it (ctl_path.c: any length of XDG_RUNTIME_DIR),
+ * socket bound through it (ctl_path.c: an XDG_RUNTIME_DIR past sun_path,
+ * up to PATH_MAX),
  * 0600, listening; first the sockets stale1 and stale2 (pids, 0: none)
  * if nobody listens on them. 0, or a negative errno, logged.
  */

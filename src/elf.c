@@ -55,8 +55,20 @@ static int cmp_sym_name(const void *a, const void *b)
  * the source file .symtab says it comes from (the STT_FILE symbol that
  * opens its translation unit's local symbols), kept in v[i].file until
  * here as an offset into names + 1 (0: none). Files alike too (two util.c
- * in two directories): the names stay alike.
+ * in two directories): the names stay alike. Every local symbol keeps its
+ * file in v[i].src, which a request may name it by ("a.c:k" when no other
+ * k needs it: control.c).
  */
+/* v[i].src's base name, from an offset into names + 1 (0: none), as
+ * .file's (qualify_dups()) */
+static const char *src_base(uintptr_t f, const char *names)
+{
+	const char *base = f ? strrchr(names + f - 1, '/') : NULL;
+	const char *r = !f ? NULL : base ? base + 1 : names + f - 1;
+
+	return r && r[0] ? r : NULL;
+}
+
 static int qualify_dups(struct sy_syms *out, const char *names)
 {
 	struct sy_sym **by = malloc((out->n ? out->n : 1) * sizeof(*by));
@@ -70,13 +82,9 @@ static int qualify_dups(struct sy_syms *out, const char *names)
 		bool dup = !by[i]->func &&
 			   ((i && !cmp_sym_name(&by[i], &by[i - 1])) ||
 			    (i + 1 < out->n && !cmp_sym_name(&by[i], &by[i + 1])));
-		uintptr_t f = (uintptr_t)by[i]->file;
-		const char *base = f ? strrchr(names + f - 1, '/') : NULL;
-
-		by[i]->file = !dup || !f ? NULL :
-			      base ? base + 1 : names + f - 1;
-		if (by[i]->file && !by[i]->file[0])
-			by[i]->file = NULL;
+		by[i]->file = dup ? src_base((uintptr_t)by[i]->file, names) :
+			      NULL;
+		by[i]->src = src_base((uintptr_t)by[i]->src, names);
 	}
 	free(by);
 	return 0;
@@ -175,9 +183,17 @@ static int parse(const uint8_t *img, size_t size, uintptr_t bias,
 		out->v[out->n].size = sym[i].st_size;
 		out->v[out->n].name = (const char *)(uintptr_t)pool; /* fixed below */
 		out->v[out->n].func = type == STT_FUNC;
-		/* only a local symbol belongs to the file before it */
+		/* only a local symbol belongs to the file before it; a
+		 * hidden one made local by the linker is a global of some
+		 * file (GNU ld puts them after an empty STT_FILE, and makes
+		 * them default: lld keeps them hidden) */
+		bool local = ELF64_ST_BIND(sym[i].st_info) == STB_LOCAL;
+
 		out->v[out->n].file = (const char *)(uintptr_t)
-			(ELF64_ST_BIND(sym[i].st_info) == STB_LOCAL ? file : 0);
+			(local ? file : 0);
+		out->v[out->n].src = (const char *)(uintptr_t)
+			(local && ELF64_ST_VISIBILITY(sym[i].st_other) ==
+				  STV_DEFAULT ? file : 0);
 		out->n++;
 		pool += len;
 	}

@@ -162,6 +162,21 @@ SY_HIDDEN void sy_report_flush(void);
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
 			   size_t size);
 SY_HIDDEN void sy_name_site(uintptr_t addr, char *buf, size_t size);
+/*
+ * What a request may call a key besides its listed name (control.c), which
+ * holds qualifiers only while another key needs them: local, its name in
+ * its object (the listed name without "OBJECT:"); object, that object's
+ * file base name; src, a file-local key's source file ("a.c"), and plain,
+ * local without "src:" (local itself when the listing does not need the
+ * source file). NULL when unknown (src: a global, a stripped file).
+ */
+struct sy_key_aka {
+	const char *local, *object, *src, *plain;
+};
+typedef int (*sy_key_aka_fn)(const struct switchyard_key_info *k,
+			     const struct sy_key_aka *aka, void *arg);
+/* switchyard_for_each_key() with each key's sy_key_aka */
+SY_HIDDEN int sy_for_each_key_aka(sy_key_aka_fn fn, void *arg);
 /* A C++ symbol's readable form (malloc'ed), or NULL: sy_names.h. */
 SY_HIDDEN char *sy_demangle(const char *sym);
 

@@ -153,6 +153,8 @@ struct key_row {
 	size_t sites;
 	int enabled, count;	/* read under the patch lock */
 	char *name, *object, *desc;
+	char *local, *src;	/* struct sy_key_aka */
+	size_t plain;		/* local + plain: without "src:" */
 };
 
 struct key_snap {
@@ -176,7 +178,7 @@ static void add_key_site(const struct sy_jump_entry *e, void *arg)
 		s->err = -ENOMEM;
 		return;
 	}
-	s->v[s->n++] = (struct key_row){ key, 1, 0, 0, NULL, NULL, NULL };
+	s->v[s->n++] = (struct key_row){ .key = key, .sites = 1 };
 }
 
 static int cmp_key_row(const void *a, const void *b)
@@ -238,7 +240,7 @@ static void name_rec(const struct sy_rec_obj *o, const void *rec, void *arg)
 		return;
 	}
 	nr->s.v[nr->s.n++] = (struct sy_sym){ (uintptr_t)r->obj, r->size, name,
-					      false, NULL };
+					      false, NULL, NULL };
 }
 
 static int cmp_sym_addr(const void *a, const void *b)
@@ -284,15 +286,21 @@ static const struct sy_sym *find_name(const struct sy_syms *syms,
 	return y;
 }
 
-/* "name", "name[3]", "name+0x20" or "key@0x..." */
+/* "name", "name[3]", "name+0x20" or "key@0x..."; with row, the source
+ * file of a file-local key in row->src (malloc'ed), and in row->plain
+ * where the name starts without it */
 static char *key_name(struct obj_cache *c, const struct static_key *key,
 		      const char *path, uintptr_t bias,
-		      const struct sy_namerecs *recs)
+		      const struct sy_namerecs *recs, struct key_row *row)
 {
 	const struct sy_syms *syms = syms_for(c, path, bias, (uintptr_t)key);
 	const struct sy_sym *y = find_name(syms, recs, (uintptr_t)key, false);
 	char buf[512], *name;
 
+	if (y && row && y->src) {
+		row->src = strdup(y->src);
+		row->plain = y->file ? strlen(y->file) + 1 : 0;
+	}
 	if (!y) {
 		snprintf(buf, sizeof(buf), "key@%p", (const void *)key);
 		return strdup(buf);
@@ -364,7 +372,7 @@ void sy_name_key(const struct static_key *key, char *buf, size_t size)
 	struct sy_namerecs *recs = sy_namerecs_load();
 
 	sy_object_of((uintptr_t)key, &path, &bias);
-	name = path ? key_name(&c, key, path, bias, recs) : NULL;
+	name = path ? key_name(&c, key, path, bias, recs, NULL) : NULL;
 	sy_namerecs_free(recs);
 	/* a static call's key: __SCK__name, ns::__SCK__name in C++ */
 	char *sck = name ? strstr(name, "__SCK__") : NULL;
@@ -431,6 +439,8 @@ static void free_keys(struct key_snap *s)
 		free(s->v[i].name);
 		free(s->v[i].object);
 		free(s->v[i].desc);
+		free(s->v[i].local);
+		free(s->v[i].src);
 	}
 	free(s->v);
 }
@@ -643,8 +653,9 @@ static int name_keys(struct key_snap *s)
 
 		sy_object_of((uintptr_t)s->v[i].key, &s->v[i].object, &bias);
 		s->v[i].name = key_name(&c, s->v[i].key, s->v[i].object, bias,
-					recs);
-		if (!s->v[i].name) {
+					recs, &s->v[i]);
+		s->v[i].local = s->v[i].name ? strdup(s->v[i].name) : NULL;
+		if (!s->v[i].name || !s->v[i].local) {
 			obj_cache_free(&c);
 			sy_namerecs_free(recs);
 			return -ENOMEM;
@@ -713,7 +724,7 @@ static int name_keys(struct key_snap *s)
 	return 0;
 }
 
-int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
+int sy_for_each_key_aka(sy_key_aka_fn fn, void *arg)
 {
 	struct key_snap s = { NULL, 0, 0, 0 };
 	int r = sy_enter();
@@ -733,11 +744,39 @@ int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
 			s.v[i].enabled, s.v[i].count, s.v[i].sites,
 			s.v[i].desc,
 		};
+		struct sy_key_aka aka = {
+			s.v[i].local,
+			s.v[i].object ? base_name(s.v[i].object) : NULL,
+			s.v[i].src,
+			/* "key@0x...+" has no src: plain is within local */
+			s.v[i].src ? s.v[i].local + s.v[i].plain : s.v[i].local,
+		};
 
-		r = fn(&info, arg);
+		r = fn(&info, &aka, arg);
 	}
 	free_keys(&s);
 	return r;
+}
+
+struct key_fn_arg {
+	switchyard_key_fn fn;
+	void *arg;
+};
+
+static int key_fn_shim(const struct switchyard_key_info *k,
+		       const struct sy_key_aka *aka, void *arg)
+{
+	const struct key_fn_arg *a = arg;
+
+	(void)aka;
+	return a->fn(k, a->arg);
+}
+
+int switchyard_for_each_key(switchyard_key_fn fn, void *arg)
+{
+	struct key_fn_arg a = { fn, arg };
+
+	return sy_for_each_key_aka(key_fn_shim, &a);
 }
 
 /* ---- sites --------------------------------------------------------------- */

@@ -18,6 +18,10 @@ struct sy_sym {
 				   the file has too: the source file of its
 				   definition (the STT_FILE symbol before
 				   it, base name), else NULL */
+	const char *src;	/* a file-local object's (or function's)
+				   source file, whether or not its name is
+				   another's: the same base name; else NULL
+				   (a global; the file does not say) */
 };
 
 struct sy_syms {

@@ -35,6 +35,7 @@
 #include <switchyard.h>
 
 #include "../src/ctl_path.h"
+#include "../src/sy_names.h"
 #include "tool.h"
 
 /*
@@ -260,6 +261,48 @@ int ctl_connect(int pid, int *fd)
 }
 
 /*
+ * The name of process pid's program, in name (size bytes): its comm, which
+ * the kernel cuts to 15 bytes ("memcheck-amd64-"), made whole from the
+ * base name of argv[0] (/proc/PID/cmdline) when that begins with it. Not
+ * argv[0] else: a program may rewrite it ("sshd: user@pts/0", whose base
+ * name is "0"), a script's is its interpreter, and comm is then what the
+ * kernel or the program (PR_SET_NAME) said. "?" when pid is gone.
+ */
+static void program_name(int pid, char *name, size_t size)
+{
+	char proc[64], comm[64] = "", arg0[4096];
+	size_t n = 0, lc;
+	FILE *f;
+
+	snprintf(name, size, "?");
+	snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
+	f = fopen(proc, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	if (!comm[0])
+		return;
+	snprintf(name, size, "%s", comm);
+	lc = strlen(comm);
+	if (lc < 15)	/* TASK_COMM_LEN - 1: not cut */
+		return;
+	snprintf(proc, sizeof(proc), "/proc/%d/cmdline", pid);
+	f = fopen(proc, "re");
+	if (f) {
+		n = fread(arg0, 1, sizeof(arg0) - 1, f);
+		fclose(f);
+	}
+	arg0[n] = 0;	/* argv[0]: up to its NUL (cut at 4095 bytes) */
+	const char *base = strrchr(arg0, '/');
+
+	base = base ? base + 1 : arg0;
+	if (!strncmp(base, comm, lc) && strlen(base) > lc)
+		snprintf(name, size, "%s", base);
+}
+
+/*
  * `switchyard ps`: the processes serving a socket in this user's
  * directory, each checked as `list` would check it (a socket nobody
  * listens on, or served by another process, is not listed). A socket
@@ -295,10 +338,9 @@ int cmd_ps(bool json)
 	if (json)
 		printf("[");
 	while (d && (e = readdir(d))) {
-		char comm[64] = "?", proc[64], tail[8];
+		char comm[4096], tail[8];
 		struct stat st;
 		int pid, s, r;
-		FILE *f;
 
 		if (sscanf(e->d_name, "%d.sock%1s", &pid, tail) != 1 ||
 		    pid <= 0)
@@ -319,20 +361,18 @@ int cmd_ps(bool json)
 		if (r)
 			continue;
 		close(s);
-		snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
-		f = fopen(proc, "re");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
-		}
+		program_name(pid, comm, sizeof(comm));
 		if (json) {
 			printf("%s{\"pid\": %d, \"command\": ", n ? ", " : "",
 			       pid);
 			json_str(stdout, comm);
 			printf("}");
 		} else {
-			printf("%d\t%s\n", pid, comm);
+			/* a program's file (or argv[0]) may be named so as
+			 * to drive the terminal: control bytes escaped */
+			printf("%d\t", pid);
+			sy_text_put(stdout, comm);
+			printf("\n");
 		}
 		n++;
 	}

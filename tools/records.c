@@ -457,7 +457,7 @@ static int read_names(const struct img *m, struct pool *pl,
 		if (!t || !memchr(t, 0, len))
 			continue;	/* not a string of this file */
 		v[pl->recs.n++] = (struct sy_sym){ obj, size, (const char *)t,
-						   false, NULL };
+						   false, NULL, NULL };
 	}
 	if (pl->recs.n)
 		qsort(v, pl->recs.n, sizeof(*v), cmp_sym_addr);

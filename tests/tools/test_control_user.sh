@@ -26,6 +26,9 @@
 #   stopped   a process that does not answer (stopped): set and call give
 #             up after 5 s, exit 1, and say that the change may still be
 #             made, which it then is (SIGCONT)
+#   psname    ps names a program whose name is past 15 bytes in full (not
+#             /proc/PID/comm's 15 bytes), in text and JSON; a program that
+#             rewrote its argv[0] by its comm; control bytes escaped
 set -u
 mode=$1 cli=$2 target=$3 fork=$4 tmp=$5
 fail=0
@@ -433,8 +436,44 @@ stopped)
 		no "after SIGCONT: codec was not retargeted: $("$cli" list $pid)"
 	stop_target
 	;;
+psname)
+	command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+	# ps_is WANT [ARGV0]: the target started as $long (with argv[0]
+	# ARGV0), ps names it WANT in text and in JSON
+	ps_is() {
+		rm -f "$tmp/in" "$tmp/out" && mkfifo "$tmp/in"
+		python3 -c 'import os, sys
+os.execv(sys.argv[1], [sys.argv[2], "api"])' "$long" "${2:-$long}" \
+			<"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+		pid=$!
+		exec 3>"$tmp/in"
+		until_true grep -qs "^ready $pid" "$tmp/out" ||
+			no "target not ready: $(cat "$tmp/err")"
+		"$cli" ps >"$tmp/o" 2>"$tmp/e" || no "ps: $(cat "$tmp/e")"
+		[ "$(cat "$tmp/o")" = "$pid	$1" ] ||
+			no "ps: $(cat "$tmp/o" "$tmp/e"), not $pid	$1"
+		"$cli" ps --json >"$tmp/o" 2>"$tmp/e" || no "ps --json: $(cat "$tmp/e")"
+		python3 -c 'import json, sys
+got = json.load(open(sys.argv[1]))
+want = [{"pid": int(sys.argv[2]), "command": sys.argv[3]}]
+assert got == want, (got, want)' "$tmp/o" "$pid" "$3" ||
+			no "ps --json: $(cat "$tmp/o")"
+		stop_target
+	}
+	long=$tmp/control_target_with_a_long_name
+	cp "$target" "$long" || exit 1
+	ps_is control_target_with_a_long_name "" \
+		control_target_with_a_long_name
+	# argv[0] rewritten (setproctitle): its base name is not the program
+	ps_is control_target_ "sshd: me@pts/0" control_target_
+	# ESC in the name: escaped in text; JSON escapes it its way
+	long=$(printf '%s/ctl_\033[7m_target_with_a_long_name' "$tmp")
+	cp "$target" "$long" || exit 1
+	ps_is 'ctl_\x1b[7m_target_with_a_long_name' "" \
+		"$(printf 'ctl_\033[7m_target_with_a_long_name')"
+	;;
 *)
-	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|closefds|stale|stopped TOOL CONTROL_TARGET FORK_TARGET TMP"
+	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|closefds|stale|stopped|psname TOOL CONTROL_TARGET FORK_TARGET TMP"
 	exit 2
 	;;
 esac

@@ -28,12 +28,21 @@
 #             lists; each sets its own key by that name; a bare "k" is
 #             refused naming both; in a stripped copy (nothing tells them
 #             apart) "k" sets both and says so
+#   plugin    a program and its dlopen()ed plugin each with a file-local
+#             key "trace" and a call "hook" (names_plug_main.c,
+#             names_plug.c): the listed names change when the plugin
+#             loads ("trace", then "names_plug:trace" and
+#             "libnames_plug.so:trace"), and every qualified name
+#             (OBJECT:name, file.c:name, OBJECT:file.c:name) selects its
+#             key before and after, in set, call and SWITCHYARD_KEYS, with
+#             the plugin loaded first (LD_PRELOAD) or later; an unqualified
+#             "trace" in SWITCHYARD_KEYS sets each object's key
 # usage: test_names_live.sh MODE <switchyard> <names_target>
 #        <names_target_cxx> <libnames_lib.so> <libnames_lib_v2.so> <tmp dir>
-#        <names_scoped_cxx> <names_dup>
+#        <names_scoped_cxx> <names_dup> <names_plug> <libnames_plug.so>
 set -u
 mode=$1 cli=$2 target=$3 target_cxx=$4 lib=$5 lib2=$6 tmp=$7
-scoped=${8:-} dup=${9:-}
+scoped=${8:-} dup=${9:-} plug=${10:-} pso=${11:-}
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 rm -rf "$tmp"
@@ -59,10 +68,10 @@ start() {
 	no "$mode: target not ready: $(cat "$tmp/err")"
 	exit 1
 }
-# the target's key states, read now
+# the target's key states, read now (after it read the line $1)
 states() {
 	n=$(wc -l <"$tmp/out")
-	echo >&3
+	echo "${1:-}" >&3
 	for i in $(seq 300); do
 		[ "$(wc -l <"$tmp/out")" -gt "$n" ] && break
 		sleep 0.1
@@ -357,6 +366,83 @@ dups)
 		stop
 		SWITCHYARD_KEYS=$env "$f" </dev/null >"$tmp/env" 2>&1
 		grep -q "^$want\$" "$tmp/env" || no "$f: SWITCHYARD_KEYS=$env: $(cat "$tmp/env")"
+	done
+	;;
+plugin)
+	exe=${plug##*/} so=${pso##*/}
+	# the keys' and the calls' names in list PID, sorted
+	names() {
+		"$cli" list "$pid" --json >"$tmp/pid.json" || no "list PID"
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(k["name"] for k in d["keys"])), "|",
+      " ".join(sorted(c["name"] for c in d["calls"])))' "$tmp/pid.json"
+	}
+	# set/call ARGS...: must succeed
+	ok() {
+		"$cli" "$@" >"$tmp/cmd" 2>&1 || no "$*: $(cat "$tmp/cmd")"
+	}
+	# expect WHAT STATES: the target's states now
+	expect() {
+		s=$(states)
+		[ "$s" = "$2" ] || no "$1: $s, not $2"
+	}
+	start "$plug" "$pso"
+	n=$(names)
+	[ "$n" = "trace | hook" ] || no "list PID before the plugin: $n"
+	for k in "$exe:trace" names_plug_main.c:trace \
+		 "$exe:names_plug_main.c:trace"; do
+		ok set "$pid" "$k" on
+		expect "before the plugin, set $k on" "exe=1 plug=- hook=1 plug_hook=-"
+		ok set "$pid" trace off
+	done
+	ok call "$pid" "$exe:hook" two
+	expect "before the plugin, call $exe:hook two" "exe=0 plug=- hook=2 plug_hook=-"
+	ok call "$pid" hook one
+	s=$(states load)
+	[ "$s" = "exe=0 plug=0 hook=1 plug_hook=1" ] || no "load: $s"
+	n=$(names)
+	[ "$n" = "$so:trace $exe:trace | hook hook" ] ||
+		no "list PID with the plugin: $n"
+	ok set "$pid" "$exe:trace" on
+	expect "set $exe:trace on" "exe=1 plug=0 hook=1 plug_hook=1"
+	ok set "$pid" "$so:trace" on
+	expect "set $so:trace on" "exe=1 plug=1 hook=1 plug_hook=1"
+	"$cli" set "$pid" trace off >"$tmp/cmd" 2>&1 && no "set trace: not refused"
+	grep -q "no key matches trace; 2 keys are named so within a qualified name, which selects one: $exe:trace, $so:trace" "$tmp/cmd" ||
+		no "set trace: the refusal: $(cat "$tmp/cmd")"
+	expect "after the refused set trace" "exe=1 plug=1 hook=1 plug_hook=1"
+	ok set "$pid" names_plug.c:trace off
+	expect "set names_plug.c:trace off" "exe=1 plug=0 hook=1 plug_hook=1"
+	ok set "$pid" names_plug_main.c:trace off
+	expect "set names_plug_main.c:trace off" "exe=0 plug=0 hook=1 plug_hook=1"
+	ok set "$pid" "$so:names_plug.c:trace" on
+	expect "set $so:names_plug.c:trace on" "exe=0 plug=1 hook=1 plug_hook=1"
+	ok call "$pid" "$so:hook" two
+	expect "call $so:hook two" "exe=0 plug=1 hook=1 plug_hook=2"
+	ok call "$pid" "$exe:hook" two
+	expect "call $exe:hook two" "exe=0 plug=1 hook=2 plug_hook=2"
+	"$cli" set "$pid" "$so:nothing" on >"$tmp/cmd" 2>&1 &&
+		no "set $so:nothing: not refused"
+	stop
+	# SWITCHYARD_KEYS, the plugin loaded by the program (after its keys
+	# registered) or before it (LD_PRELOAD: the plugin's key is "trace"
+	# when it registers, the program's "names_plug:trace"); ASan's check
+	# that it comes first in the list of libraries does not apply
+	for pre in "" "$pso"; do
+		for c in "$exe:trace=on/1 0" "$so:trace=on/0 1" "trace=on/1 1" \
+			 "names_plug_main.c:trace=on/1 0" \
+			 "names_plug.c:trace=on/0 1" "tr*=on/1 1" \
+			 "$exe:names_plug_main.c:trace=on/1 0" \
+			 "trace=on,$so:trace=off/1 0"; do
+			env=${c%/*} v=${c#*/}
+			want="exe=${v% *} plug=${v#* } hook=1 plug_hook=1"
+			echo load | ASAN_OPTIONS=verify_asan_link_order=0 \
+				LD_PRELOAD=$pre SWITCHYARD_KEYS=$env \
+				"$plug" "$pso" >"$tmp/env" 2>&1
+			[ "$(tail -n 1 "$tmp/env")" = "$want" ] ||
+				no "SWITCHYARD_KEYS=$env${pre:+ (LD_PRELOAD)}: $(cat "$tmp/env"), not $want"
+		done
 	done
 	;;
 *)
