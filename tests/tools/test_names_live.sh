@@ -124,7 +124,9 @@ print("list FILE:", fk, [(c["name"], c["initial_target"]) for c in f["static_cal
 print("list PID: ", pk, [(c["name"], c["target"]) for c in p["calls"]])
 want = ["(anonymous namespace)::hidden", "inline_key()::ik", "local_key(int, char)::lk", "ns::visible"]
 assert fk == pk == want, (fk, pk)
-assert [(c["name"], c["initial_target"]) for c in f["static_calls"]] == [("cxxcall", "S::f(int)")]
+# one entry per site: how many sites depends on the compiler's inlining
+# (clang -O3 puts states() into main() twice)
+assert sorted({(c["name"], c["initial_target"]) for c in f["static_calls"]}) == [("cxxcall", "S::f(int)")]
 assert [(c["name"], c["target"]) for c in p["calls"]] == [("cxxcall", "S::f(int)")]
 PY
 	"$cli" set "$pid" "(anonymous namespace)::hidden" on >"$tmp/set" ||
