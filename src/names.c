@@ -621,6 +621,16 @@ size_t sy_utf8_len(const char *str)
 	return n;
 }
 
+/* A C1 control (U+0080..U+009F: 0xc2 0x80..0x9f in UTF-8), valid text
+ * that some terminals take as a control sequence (U+009B is CSI): its
+ * code point, else 0 */
+static unsigned c1_control(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	return s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f ? s[1] : 0;
+}
+
 size_t sy_json_escape(const char *s, char *buf, size_t size)
 {
 	size_t o = 0;
@@ -634,13 +644,18 @@ size_t sy_json_escape(const char *s, char *buf, size_t size)
 			SY_PUT('\\');
 			SY_PUT((char)c);
 			s++;
-		} else if (c < 0x20 || c == 0x7f || !n) {
+		} else if (c < 0x20 || c == 0x7f || !n || c1_control(s)) {
 			static const char hex[] = "0123456789abcdef";
+			unsigned cp = c1_control(s);
 
 			SY_PUT('\\');
 			SY_PUT('u');
 			SY_PUT('0');
 			SY_PUT('0');
+			if (cp) {	/* the code point, its two bytes used */
+				c = (unsigned char)cp;
+				s++;
+			}
 			SY_PUT(hex[c >> 4]);
 			SY_PUT(hex[c & 15]);
 			s++;
@@ -662,7 +677,10 @@ void sy_text_put(FILE *f, const char *s)
 		unsigned char c = (unsigned char)*s;
 		size_t n = sy_utf8_len(s);
 
-		if (c < 0x20 || c == 0x7f || !n) {
+		if (c1_control(s)) {
+			fprintf(f, "\\u%04x", c1_control(s));
+			s += 2;
+		} else if (c < 0x20 || c == 0x7f || !n) {
 			fprintf(f, "\\x%02x", c);
 			s++;
 		} else {

@@ -137,6 +137,23 @@ int main(void)
 	CHECK(!strcmp(json("a\"b\\c"), "a\\\"b\\\\c"));
 	CHECK(!strcmp(json("t\tn\n\x7f"), "t\\u0009n\\u000a\\u007f"));
 	CHECK(!strcmp(json("bad \xff \xe2\x80!"), "bad \\u00ff \\u00e2\\u0080!"));
+	/* C1 controls (U+0080..U+009F: U+009B is a CSI to some terminals)
+	 * escaped by their code point, in JSON and in text; U+00A0 not */
+	CHECK(!strcmp(json("x\xc2\x9b[2Jy \xc2\xa0"), "x\\u009b[2Jy \xc2\xa0"));
+	CHECK(!strcmp(json("\xc2\x80\xc2\x9f"), "\\u0080\\u009f"));
+	{
+		char text[64] = "";
+		FILE *f = fmemopen(text, sizeof(text) - 1, "w");
+
+		CHECK(f != NULL);
+		if (f) {
+			sy_text_put(f, "x\xc2\x9b[2Jy\x1b \xc2\xa0");
+			fclose(f);
+		}
+		CHECK(!strcmp(text, "x\\u009b[2Jy\\x1b \xc2\xa0"));
+		if (strcmp(text, "x\\u009b[2Jy\\x1b \xc2\xa0"))
+			fprintf(stderr, "text: '%s'\n", text);
+	}
 	/* too small: terminated, and says what the whole needs */
 	CHECK_EQ(sy_json_escape("\xff\xff", small, sizeof(small)), 13);
 	CHECK_EQ(strlen(small), 7);
