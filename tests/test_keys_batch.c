@@ -94,6 +94,8 @@
  * first key's sites (site bytes/paths); 2, a first enable in a batch is
  * published (count 1) before its batch is written (sites under a held
  * reference); 3, every key of a set gets its own batch and sync (syncs).
+ * Its phase 2 runs on past its time until the fault is caught (at most
+ * 60 s): fault 2 is a race, which a loaded machine can miss for seconds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1113,25 +1115,6 @@ static void start_writers(pthread_t *t, int *nt, void *(*fn)(void *), int n,
 	}
 }
 
-/* Run the writers for `seconds`, with a quiet check every 20 ms. */
-static void run_phase(pthread_t *t, int nt, double seconds,
-		      void (*check)(const char *))
-{
-	double t0 = now_s();
-
-	do {
-		usleep(20000);
-		quiet_begin();
-		check("quiet point");
-		quiet_end();
-	} while (now_s() - t0 < seconds);
-	atomic_store(&stop_writers, true);
-	for (int i = 0; i < nt; i++)
-		pthread_join(t[i], NULL);
-	atomic_store(&stop_writers, false);
-	check("end of phase");
-}
-
 /* Which checks a negative control's fault must fail (-1: none, a real
  * build). */
 #if !defined(SY__KEYS_BATCH_BROKEN)
@@ -1153,6 +1136,46 @@ static int expected_catch(void)
 	return BROKEN_CATCH;
 }
 
+/*
+ * A negative control's last phase runs on past its time until its fault
+ * has been caught, for at most CATCH_MAX_S: fault 2 is a race (a fast
+ * increment must land between the early publish and the batch's write),
+ * and with other tests on the CPUs (ctest -j4 on 2 cores) 1.5 s of
+ * phase 2 missed it in about one run in 8. A real build runs the time
+ * asked, as does a control whose fault is caught.
+ */
+#define CATCH_MAX_S 60.0
+
+static bool caught_yet(void)
+{
+	int c = expected_catch();
+
+	return c < 0 || atomic_load(&fails[c]) > 0;
+}
+
+/* Run the writers for `seconds` (on until caught if `until_caught`), with a
+ * quiet check every 20 ms; the time it ran. */
+static double run_phase(pthread_t *t, int nt, double seconds,
+			void (*check)(const char *), bool until_caught)
+{
+	double t0 = now_s(), dt;
+
+	do {
+		usleep(20000);
+		quiet_begin();
+		check("quiet point");
+		quiet_end();
+		dt = now_s() - t0;
+	} while (dt < seconds ||
+		 (until_caught && !caught_yet() && dt < CATCH_MAX_S));
+	atomic_store(&stop_writers, true);
+	for (int i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&stop_writers, false);
+	check("end of phase");
+	return dt;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
@@ -1162,6 +1185,7 @@ int main(int argc, char **argv)
 	pthread_t run[16], watch, wt[FLIPPERS + ONEKEY + 1];
 	struct switchyard_stats st, s0, s1;
 	unsigned long sets1, calls1, budget1, syncs1;
+	double secs2;
 
 	if (nrun > 16)
 		nrun = 16;
@@ -1224,7 +1248,7 @@ int main(int argc, char **argv)
 	nt = 0;
 	start_writers(wt, &nt, flipper1, FLIPPERS, 0);
 	start_writers(wt, &nt, onekey1, ONEKEY, 0);
-	run_phase(wt, nt, seconds / 2, quiet_check1);
+	run_phase(wt, nt, seconds / 2, quiet_check1, false);
 	switchyard_get_stats(&s1);
 	sets1 = nsets;
 	calls1 = ncalls;
@@ -1255,7 +1279,7 @@ int main(int argc, char **argv)
 	start_writers(wt, &nt, flipper2, FLIPPERS, 0);
 	start_writers(wt, &nt, onekey2, ONEKEY, 0);
 	start_writers(wt, &nt, fast2, 1, 0);
-	run_phase(wt, nt, seconds / 2, quiet_check2);
+	secs2 = run_phase(wt, nt, seconds / 2, quiet_check2, true);
 	switchyard_get_stats(&s1);
 	/* every set and every inc/dec (fast or not) patches at most once */
 	if (s1.sync_calls - s0.sync_calls > nsets + ncalls)
@@ -1308,8 +1332,9 @@ int main(int argc, char **argv)
 		return sy_test_done("keys_batch");
 	}
 	/* the negative control: its fault must be seen by its checks */
-	printf("broken batch (%s): %s by the %s checks\n", BROKEN_WHAT,
-	       fails[caught] ? "caught" : "NOT CAUGHT", fail_name[caught]);
+	printf("broken batch (%s): %s by the %s checks (phase 2 ran %.1f "
+	       "s)\n", BROKEN_WHAT, fails[caught] ? "caught" : "NOT CAUGHT",
+	       fail_name[caught], secs2);
 	CHECK(fails[caught] > 0);
 	return sy_test_done("keys_batch_broken");
 }
