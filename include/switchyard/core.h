@@ -27,42 +27,54 @@
 #else
 #define SY__REC_R "R"
 #endif
-#define SY__REC_STR2(x) #x
-#define SY__REC_STR(x) SY__REC_STR2(x)
 
 /*
- * SY__REC_SECTION(sec) - the section attribute of a record, as
- * __attribute__((used, SY__REC_SECTION("sec"), ...)). Not API.
+ * How a record (a name, a description, a call's target) is emitted. Not
+ * API.
  *
- * g++ puts a record defined inside an inline function (a static local with
- * vague linkage, as in a member function defined in its class) in a COMDAT
- * group and one defined at namespace scope outside any, and refuses the two
- * in the same section of one translation unit: "'sy__name_1' causes a
- * section type conflict with 'sy__name_0'". So for g++ every record names
- * a section of its own in the compiler's table, spelled so that the
- * assembler reads the real name and flags and takes the rest of the line
- * for a comment (# on x86, // on AArch64): every record lands in the one
- * section, outside any group. An inline function's record is then kept by
- * each translation unit that emits the function; readers key records by
- * object, so a repeat is harmless. The line and counter keep the
- * compiler's names apart across translation units merged by -flto. clang
- * names the section verbatim and has no such conflict; C has no COMDAT
- * statics. On the fallback architectures (other assemblers' comment
- * characters, not tried) g++ still refuses the mix: there, define such a
- * key at namespace scope.
+ * Usually as a static variable in its section, with
+ * __attribute__((used, section(...))). g++ cannot do that in C++ where a
+ * record sits in an inline function (a member function defined in its
+ * class, a template): the static is then one of vague linkage, which g++
+ * puts in a COMDAT group and refuses beside a namespace-scope record in
+ * the same section ("sy__name_1 causes a section type conflict with
+ * sy__name_0"), and takes out of the section in a template. So for g++ on
+ * the architectures below a record is assembler data that the used static
+ * member function of a small class writes into its section
+ * (SY__REC_ASM(): .pushsection inside the function's asm, outside any
+ * group), valid at namespace, block and class scope. The function's code
+ * is a return (COMDAT, one kept); its data is in every translation unit
+ * that emits it: readers key records by object, so a repeat is harmless.
+ * Operands: "X" printed with %p on x86-64 (any symbol, in PIC too, as the
+ * key operand of SY__ARCH_STATIC_BRANCH()), "S" with %c on AArch64.
+ * Elsewhere g++ keeps the variable: define such keys at namespace scope
+ * there.
  */
 #if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&       \
-	(defined(__x86_64__) || defined(__i386__))
-#define SY__REC_SECTION(sec)                                                   \
-	section(sec ",\"aw" SY__REC_R "\",@progbits #" SY__REC_STR(__LINE__)    \
-		"." SY__REC_STR(__COUNTER__))
-#elif defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&     \
-	defined(__aarch64__)
-#define SY__REC_SECTION(sec)                                                   \
-	section(sec ",\"aw" SY__REC_R "\",%progbits //" SY__REC_STR(__LINE__)   \
-		"." SY__REC_STR(__COUNTER__))
+	(defined(__x86_64__) || defined(__aarch64__))
+#define SY__REC_BY_ASM 1
+#if defined(__x86_64__)
+#define SY__REC_SYM(x) "X"(x)
+#define SY__REC_P(n) "%p" #n
+#define SY__REC_TYPE "@progbits"
 #else
-#define SY__REC_SECTION(sec) section(sec)
+#define SY__REC_SYM(x) "S"(x)
+#define SY__REC_P(n) "%c" #n
+#define SY__REC_TYPE "%%progbits"
+#endif
+#define SY__REC_ASM(n, sec, align, body, ...)                                  \
+	struct SY__KD_CAT(sy__rec_, n) {                                       \
+		__attribute__((used)) static void sy__emit()                   \
+		{                                                              \
+			__asm__ __volatile__(".pushsection " sec ",\"aw"      \
+					     SY__REC_R "\"," SY__REC_TYPE      \
+					     "\n\t.balign " #align "\n\t"    \
+					     body "\n\t.popsection"            \
+					     : : __VA_ARGS__);                 \
+		}                                                              \
+	}
+#else
+#define SY__REC_BY_ASM 0
 #endif
 
 /*
@@ -84,11 +96,18 @@ struct sy__name {
 };
 #define SY__NAME_STR(x) #x
 #define SY__NAME_RECORD(obj) SY__NAME_RECORD2(obj, SY__NAME_STR(obj))
+#if SY__REC_BY_ASM
 #define SY__NAME_RECORD2(obj, str)                                             \
-	__attribute__((used, SY__REC_SECTION("sy_names"), aligned(8)))          \
-	SY__KD_RETAIN                                                          \
+	SY__REC_ASM(__COUNTER__, "sy_names", 8,                                \
+		    ".quad " SY__REC_P(0) "\n\t.quad " SY__REC_P(1)            \
+		    "\n\t.quad %c2", SY__REC_SYM(&(obj)), SY__REC_SYM(str),    \
+		    "i"(sizeof(obj)))
+#else
+#define SY__NAME_RECORD2(obj, str)                                             \
+	__attribute__((used, section("sy_names"), aligned(8))) SY__KD_RETAIN   \
 	static const struct sy__name SY__KD_CAT(sy__name_, __COUNTER__) = {    \
 		&(obj), str, sizeof(obj) }
+#endif
 
 #ifdef __cplusplus
 extern "C" {

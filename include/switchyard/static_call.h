@@ -652,12 +652,22 @@ struct sy__sc_target {
 		const SY__KD_CAT(sy__sc_target_chk_, n) = (func);              \
 	_Pragma("GCC diagnostic pop")
 #endif
+#if SY__REC_BY_ASM
 #define SY__SC_TARGET(name, func, n)                                           \
 	SY__SC_TARGET_CHECK(name, func, n)                                     \
-	__attribute__((used, SY__REC_SECTION("sy_sc_targets"), aligned(8)))           \
+	SY__REC_ASM(n, "sy_sc_targets", 8,                                     \
+		    ".quad " SY__REC_P(0) "\n\t.quad " SY__REC_P(1)            \
+		    "\n\t.quad " SY__REC_P(2),                                 \
+		    SY__REC_SYM(&STATIC_CALL_KEY(name)),                       \
+		    SY__REC_SYM((void (*)(void))(func)), SY__REC_SYM(#func))
+#else
+#define SY__SC_TARGET(name, func, n)                                           \
+	SY__SC_TARGET_CHECK(name, func, n)                                     \
+	__attribute__((used, section("sy_sc_targets"), aligned(8)))           \
 	SY__KD_RETAIN static struct sy__sc_target                              \
 		SY__KD_CAT(sy__sc_target_, n) = {                              \
 			&STATIC_CALL_KEY(name), (void (*)(void))(func), #func }
+#endif
 #define SWITCHYARD_STATIC_CALL_TARGET(name, func)                              \
 	SY__SC_TARGET(name, func, __COUNTER__)
 

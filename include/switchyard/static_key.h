@@ -178,11 +178,18 @@ struct sy__key_desc {
 	const void *key;
 	const char *text;
 };
+#if SY__REC_BY_ASM
 #define SWITCHYARD_KEY_DESCRIPTION(key, text)                                \
-	__attribute__((used, SY__REC_SECTION("sy_key_desc"), aligned(16)))           \
+	SY__REC_ASM(__COUNTER__, "sy_key_desc", 16,                          \
+		    ".quad " SY__REC_P(0) "\n\t.quad " SY__REC_P(1),          \
+		    SY__REC_SYM(&(key)), SY__REC_SYM("" text))
+#else
+#define SWITCHYARD_KEY_DESCRIPTION(key, text)                                \
+	__attribute__((used, section("sy_key_desc"), aligned(16)))           \
 	SY__KD_RETAIN                                                        \
 	static const struct sy__key_desc                                     \
 		SY__KD_CAT(sy__key_desc_, __COUNTER__) = { &(key), "" text }
+#endif
 
 /*
  * Reference counting. Returns 0, or a negative errno:

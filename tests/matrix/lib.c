@@ -2,6 +2,7 @@
 /* lib.c - a shared object (or, for -static, an object) with its own key
  * and sites. Returns the number of failed checks. */
 #include "../sy_test.h"
+#include "shared.h"
 
 DEFINE_STATIC_KEY_FALSE(lib_key);
 
@@ -26,5 +27,9 @@ int lib_check(void)
 	CHECK_EQ(static_branch_disable(&lib_key), 0);
 	CHECK_EQ(lib_path(), 0);
 	sy_test_check_sites(&lib_key.key);
+#ifdef __cplusplus
+	CHECK_EQ(shared_inline(0), 0);
+	CHECK_EQ(shared_template<3>(), 3);
+#endif
 	return sy_test_failures;
 }

@@ -2,6 +2,7 @@
 /* prog.c - one program of the build matrix: keys of every kind in the
  * executable, plus lib_check() from lib.c. Exit 0 iff every check passes. */
 #include "../sy_test.h"
+#include "shared.h"
 
 #ifdef __cplusplus
 extern "C"
@@ -92,6 +93,10 @@ int main(void)
 	static_call_update(adder, add2);
 	CHECK_EQ(static_call(adder)(1), 3);
 	CHECK_EQ(static_call(anon_call)(4), 8);
+	/* the header's inline function and template, used by lib.c too */
+	CHECK_EQ(shared_inline(0), 0);
+	CHECK_EQ(shared_template<3>(), 3);
+	CHECK_EQ(shared_inline(1), 1);
 #endif
 	/* Introspection in every build mode (static executables included):
 	 * kf is found by name, with its two sites in this executable. */

@@ -45,12 +45,22 @@ inline int inline_key()
 	return static_branch_unlikely(&ik) ? 1 : 0;
 }
 
+/* a key in a function template: g++ took its name record out of the
+ * records' section (the key had no name in a stripped file) */
+template <int N> int template_key()
+{
+	static DEFINE_STATIC_KEY_FALSE(tk);
+
+	return static_branch_unlikely(&tk) ? N : 0;
+}
+
 static void states()
 {
 	printf("hidden=%d visible=%d local=%d call=%d inline=%d\n",
 	       static_branch_unlikely(&hidden) ? 1 : 0,
 	       static_branch_unlikely(&ns::visible) ? 1 : 0,
-	       local_key(1, 0), static_call(cxxcall)(7), inline_key());
+	       local_key(1, 0), static_call(cxxcall)(7),
+	       inline_key() + template_key<2>());
 	fflush(stdout);
 }
 
