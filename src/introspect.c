@@ -189,12 +189,20 @@ static int cmp_key_row(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* by the name without the source file that told file-local keys of one
+ * object apart ("k" for "a.c:k"): a plugin's k is a second k beside an
+ * executable's a.c:k and b.c:k */
+static const char *plain_name(const struct key_row *r)
+{
+	return r->plain < strlen(r->name) ? r->name + r->plain : r->name;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	const struct key_row *x = *(struct key_row *const *)a;
 	const struct key_row *y = *(struct key_row *const *)b;
 
-	return strcmp(x->name, y->name);
+	return strcmp(plain_name(x), plain_name(y));
 }
 
 /* The readable name of a symbol, malloc'ed: demangled, and "a.c:k" when
@@ -680,7 +688,10 @@ static int name_keys(struct key_snap *s)
 
 	/* two keys with one name in two objects: qualify both by their
 	 * object's file name (in one object, elf.c told them apart by their
-	 * source files if it could; the object's name would not) */
+	 * source files if it could; the object's name would not). One name
+	 * means one without those source files: prog's a.c:k and a plugin's
+	 * k are prog:a.c:k and libplug.so:k (the plugin's was a bare k, which
+	 * set then took for the only k) */
 	struct key_row **by = malloc((s->n ? s->n : 1) * sizeof(*by));
 
 	if (!by)
@@ -697,8 +708,8 @@ static int name_keys(struct key_snap *s)
 	for (size_t i = 0, j; i < s->n; i = j) {
 		bool other = false;
 
-		for (j = i + 1; j < s->n && !strcmp(by[j]->name, by[i]->name);
-		     j++)
+		for (j = i + 1; j < s->n &&
+		     !strcmp(plain_name(by[j]), plain_name(by[i])); j++)
 			if (!by[i]->object || !by[j]->object ||
 			    strcmp(by[j]->object, by[i]->object))
 				other = true;

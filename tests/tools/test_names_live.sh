@@ -27,7 +27,11 @@
 #             listed as "names_dup_a.c:k" and "names_dup_b.c:k" by both
 #             lists; each sets its own key by that name; a bare "k" is
 #             refused naming both; in a stripped copy (nothing tells them
-#             apart) "k" sets both and says so
+#             apart) "k" sets both and says so; with a library that has
+#             its own file-local k preloaded, the three are listed by
+#             object ("names_dup:names_dup_a.c:k", "libnames_dup_plug.so:k":
+#             the library's was a bare "k", which set took for the only k)
+#             and a bare "k" is refused
 #   plugin    a program and its dlopen()ed plugin each with a file-local
 #             key "trace" and a call "hook" (names_plug_main.c,
 #             names_plug.c): the listed names change when the plugin
@@ -42,7 +46,7 @@
 #        <names_scoped_cxx> <names_dup> <names_plug> <libnames_plug.so>
 set -u
 mode=$1 cli=$2 target=$3 target_cxx=$4 lib=$5 lib2=$6 tmp=$7
-scoped=${8:-} dup=${9:-} plug=${10:-} pso=${11:-}
+scoped=${8:-} dup=${9:-} plug=${10:-} pso=${11:-} dso=${12:-}
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 rm -rf "$tmp"
@@ -369,6 +373,19 @@ dups)
 		SWITCHYARD_KEYS=$env "$f" </dev/null >"$tmp/env" 2>&1
 		grep -q "^$want\$" "$tmp/env" || no "$f: SWITCHYARD_KEYS=$env: $(cat "$tmp/env")"
 	done
+	# a third k, in another object: every one is named by its object
+	start env LD_PRELOAD="$dso" "$dup"
+	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
+	e=${dup##*/} l=${dso##*/}
+	[ "$(grep -v '^ ' "$tmp/pid.txt" | cut -d' ' -f1 | sort | tr '\n' ' ')" = "$l:k $e:names_dup_a.c:k $e:names_dup_b.c:k " ] ||
+		no "with $l: list PID: $(grep -v '^ ' "$tmp/pid.txt")"
+	"$cli" set "$pid" k on >"$tmp/set" 2>&1 && no "with $l: set k: not refused: $(cat "$tmp/set")"
+	s=$(states)
+	[ "$s" = "a=0 b=0" ] || no "with $l: after the refused set k: $s"
+	"$cli" set "$pid" "$e:names_dup_b.c:k" on >"$tmp/set" 2>&1 || no "with $l: set $e:names_dup_b.c:k: $(cat "$tmp/set")"
+	s=$(states)
+	[ "$s" = "a=0 b=1" ] || no "with $l: after set $e:names_dup_b.c:k on: $s"
+	stop
 	;;
 plugin)
 	exe=${plug##*/} so=${pso##*/}
