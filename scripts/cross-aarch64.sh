@@ -14,10 +14,13 @@ if [ -n "$need" ]; then
 	sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
 	$sudo apt-get install -y --no-install-recommends $need >/dev/null
 fi
-cmake -S . -B build-aarch64 -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
+# the build directory: build-aarch64 beside the source, or $1 (the test
+# suite's test_cross_aarch64 builds in a temporary one); -Werror as CI does
+out=${1:-build-aarch64}
+cmake -S . -B "$out" -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
 	-DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ \
 	-DCMAKE_CROSSCOMPILING_EMULATOR="qemu-aarch64;-L;/usr/aarch64-linux-gnu" \
-	-DSWITCHYARD_BUILD_BENCH=OFF >/dev/null
-cmake --build build-aarch64 --target test_static_key test_static_key_cxx test_live test_memcpy_cxx
-cd build-aarch64
+	-DSWITCHYARD_WERROR=ON -DSWITCHYARD_BUILD_BENCH=OFF >/dev/null
+cmake --build "$out" -j 2 --target switchyard test_static_key test_static_key_cxx test_live test_memcpy_cxx
+cd "$out"
 ctest -R "^(test_static_key|test_static_key_cxx|test_live|test_memcpy_cxx)$" --output-on-failure

@@ -19,6 +19,9 @@
 #                                                (bench/suite/plot.py; the
 #                                                showcase's quick suite,
 #                                                tests/tools/test_bench_plots)
+#   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu  the AArch64 build and its
+#   qemu-user                                    tests under qemu
+#                                                (test_cross_aarch64)
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -40,6 +43,11 @@ have gdb || need="$need gdb"
 have python3 || need="$need python3"
 have groff || need="$need groff-base"
 have gnuplot || need="$need gnuplot-nox"
+if [ "$(uname -m)" = x86_64 ]; then
+	have aarch64-linux-gnu-gcc || need="$need gcc-aarch64-linux-gnu"
+	have aarch64-linux-gnu-g++ || need="$need g++-aarch64-linux-gnu"
+	have qemu-aarch64 || need="$need qemu-user"
+fi
 [ -z "$need" ] && exit 0
 echo "installing:$need"
 sudo=""

@@ -814,8 +814,8 @@ static enum sy_site_check exact_under_bp(const struct sy_poke_desc *d,
 
 	*err = 0;
 	for (unsigned i = 0; i < d->len; i++) {
-		if ((d->bp_mask >> i & 1) && mem[i] == SY_X86_INT3 &&
-		    d->old[i] != SY_X86_INT3) {
+		if ((d->bp_mask >> i & 1) && sy_arch_bp_byte(mem[i]) &&
+		    !sy_arch_bp_byte(d->old[i])) {
 			wild = true;
 			continue;
 		}
@@ -831,12 +831,12 @@ static enum sy_site_check exact_under_bp(const struct sy_poke_desc *d,
 	for (unsigned i = 0; i < d->len;) {
 		unsigned j;
 
-		if ((d->bp_mask >> i & 1) && mem[i] == SY_X86_INT3) {
+		if ((d->bp_mask >> i & 1) && sy_arch_bp_byte(mem[i])) {
 			i++;
 			continue;
 		}
 		for (j = i; j < d->len && !((d->bp_mask >> j & 1) &&
-					    mem[j] == SY_X86_INT3); j++)
+					    sy_arch_bp_byte(mem[j])); j++)
 			;
 		/* [i, j): a run between breakpoints; write what differs */
 		while (i < j && d->old[i] == d->new_[i])

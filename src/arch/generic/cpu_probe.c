@@ -19,3 +19,9 @@ void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 	(void)cpu;
 	(void)words;
 }
+
+/* No feature here depends on another. */
+void sy_arch_cpu_deps(uint32_t words[SWITCHYARD_CPU_WORDS])
+{
+	(void)words;
+}

@@ -13,6 +13,13 @@
 
 #define SY_ARCH_MAX_INSN 16
 
+/* No byte-sized breakpoint here (and no exact change with a bp_mask). */
+static inline bool sy_arch_bp_byte(uint8_t b)
+{
+	(void)b;
+	return false;
+}
+
 static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
 				      unsigned *len)
 {

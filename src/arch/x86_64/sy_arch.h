@@ -46,6 +46,13 @@
 #define SY_X86_TEST32 0xa9	/* test eax, imm32 */
 #define SY_X86_INT3 0xcc	/* a debugger's breakpoint */
 
+/* Whether b is the byte a debugger's software breakpoint writes (int3):
+ * the poke engine's view of a breakpoint inside an exact change (bp_mask) */
+static inline bool sy_arch_bp_byte(uint8_t b)
+{
+	return b == SY_X86_INT3;
+}
+
 /*
  * The site must hold one of its two forms to target: the jump the
  * assembler emitted, or the TEST that `switchyard prepatch` may have
