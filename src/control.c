@@ -1237,13 +1237,33 @@ static void serve_input(struct client *c)
 	serve_lines(c);
 }
 
+/*
+ * fd, moved to 3 or above (close-on-exec) when it got 0, 1 or 2: a
+ * program that closed its standard descriptors (a daemon's closefrom(0))
+ * and then opens /dev/null, or writes to 1, expects them to be its own,
+ * not our socket's. fd itself if it cannot be moved.
+ */
+static int ctl_high(int fd)
+{
+	int n;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (n < 0)
+		return fd;
+	close(fd);
+	return n;
+}
+
 /* One waiting connection: 0, or -1 when none is left. */
 static int serve_accept(struct client *cl)
 {
 	struct ucred cr;
 	struct stat st;
 	socklen_t len = sizeof(cr);
-	int fd = accept4(ctl_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = ctl_high(accept4(ctl_listen, NULL, NULL,
+				  SOCK_NONBLOCK | SOCK_CLOEXEC));
 	int slot = -1;
 
 	if (fd < 0)
@@ -1345,6 +1365,8 @@ static int ctl_make_wake(void)
 {
 	if (pipe2(ctl_wake, O_CLOEXEC))
 		return -errno;
+	ctl_wake[0] = ctl_high(ctl_wake[0]);
+	ctl_wake[1] = ctl_high(ctl_wake[1]);
 	ctl_note(CTL_WAKE_R);
 	ctl_note(CTL_WAKE_W);
 	return 0;
@@ -1378,7 +1400,7 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 	r = sy_ctl_dir_open(dir, true, geteuid(), why, sizeof(why));
 	if (r < 0)
 		goto fail;
-	ctl_dirfd = r;
+	ctl_dirfd = ctl_high(r);
 	ctl_note(CTL_DIRFD);
 	/* before this process's socket shows: whoever sees it can count on
 	 * the parents' being gone (test_control_fork) */
@@ -1401,8 +1423,8 @@ static int ctl_bind(pid_t stale1, pid_t stale2)
 			 "reach it through its directory", dir, ctl_name);
 		goto fail;
 	}
-	ctl_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    0);
+	ctl_listen = ctl_high(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+				     SOCK_CLOEXEC, 0));
 	if (ctl_listen < 0) {
 		r = -errno;
 		goto fail;
@@ -1447,7 +1469,7 @@ static bool ctl_wait_parent(pid_t parent)
 
 #ifdef SYS_pidfd_open
 	if (getppid() == parent) {
-		ctl_pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+		ctl_pidfd = ctl_high((int)syscall(SYS_pidfd_open, parent, 0));
 		if (ctl_pidfd >= 0) {
 			fcntl(ctl_pidfd, F_SETFD, FD_CLOEXEC);
 			ctl_note(CTL_PIDFD);

@@ -23,6 +23,10 @@
  *                                FILE (append) on the freed numbers and
  *                                exits: the library must not write to it
  *                                or close it (its stop() at exit).
+ *   fork_target closeall         closefrom(0), as some daemons do, after
+ *                                printing "closed PID": the library's new
+ *                                descriptors must not take 0, 1 and 2;
+ *                                waits for a signal
  *   fork_target rebind           as a daemon does once started: closes
  *                                every descriptor above 2, then puts a
  *                                listening socket of its own, with a
@@ -191,6 +195,15 @@ static int rebind(void)
 	return a >= 0 && static_branch_unlikely(&fork_key) ? 0 : 5;
 }
 
+static __attribute__((noreturn)) int closeall(void)
+{
+	printf("closed %d\n", (int)getpid());
+	for (int fd = 0; fd < 1024; fd++)
+		close(fd);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -204,8 +217,10 @@ int main(int argc, char **argv)
 		return closer(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "rebind"))
 		return rebind();
+	if (argc == 2 && !strcmp(argv[1], "closeall"))
+		return closeall();
 	fprintf(stderr, "usage: fork_target daemon|slowdaemon PIDFILE | "
 		"workers | "
-		"closer FILE | rebind\n");
+		"closer FILE | rebind | closeall\n");
 	return 2;
 }

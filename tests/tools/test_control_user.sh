@@ -393,6 +393,19 @@ closefds)
 	grep -q "^own ok" "$tmp/out" || no "the library took the program's connection: $(cat "$tmp/out")"
 	grep -q "^fork_key 1" "$tmp/out" || no "the key: $(cat "$tmp/out")"
 	[ -z "$(ls "$d")" ] || no "socket left: $(ls "$d")"
+	# closefrom(0): the new socket, its directory and its clients are
+	# not put on 0, 1 and 2, the program's standard descriptors
+	rm -f "$tmp/out"
+	SWITCHYARD_CONTROL=1 "$fork" closeall </dev/null >"$tmp/out" 2>/dev/null &
+	pid=$!
+	until_true grep -qs "^closed $pid" "$tmp/out" || no "closeall did not start"
+	until_true sh -c "'$cli' list $pid >'$tmp/o' 2>'$tmp/e'" ||
+		no "closeall: control lost: $(cat "$tmp/e")"
+	for fd in 0 1 2; do
+		[ -e "/proc/$pid/fd/$fd" ] &&
+			no "closeall: the library's descriptor on $fd: $(readlink "/proc/$pid/fd/$fd")"
+	done
+	kill $pid; wait $pid 2>/dev/null
 	;;
 stale)
 	command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
