@@ -415,7 +415,8 @@ stale)
 	sh -c 'exit 0' & g3=$!; wait $g3
 	mkdir -m 700 "$d"
 	# a socket nobody listens on, as a process killed with SIGKILL leaves
-	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/$g1.sock" ||
+	# (bound by its name in the directory: the path may be long)
+	python3 -c 'import os, socket, sys; os.chdir(sys.argv[1]); socket.socket(socket.AF_UNIX).bind(sys.argv[2])' "$d" "$g1.sock" ||
 		no "cannot make a socket file"
 	echo "keep me" >"$d/$g2.sock"
 	echo "keep me too" >"$tmp/target-file"
