@@ -304,12 +304,19 @@ static void program_name(int pid, char *name, size_t size)
 
 /*
  * `switchyard ps`: the processes serving a socket in this user's
- * directory, each checked as `list` would check it (a socket nobody
+ * directory, by PID, each checked as `list` would check it (a socket nobody
  * listens on, or served by another process, is not listed). A socket
  * file left by a process that is gone (one that died without running its
  * exit handlers) is removed: it is this user's directory (checked). Only
  * a socket: anything else named N.sock is left as it is.
  */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
 int cmd_ps(bool json)
 {
 	char dir[4096], msg[9000];
@@ -335,23 +342,49 @@ int cmd_ps(bool json)
 			return 1;
 		}
 	}
-	if (json)
-		printf("[");
+	/* the pids first, to list them in order */
+	int *pids = NULL;
+	size_t np = 0, cap = 0;
+
 	while (d && (e = readdir(d))) {
-		char comm[4096], tail[8];
-		struct stat st;
-		int pid, s, r;
+		char tail[8];
+		int pid;
 
 		if (sscanf(e->d_name, "%d.sock%1s", &pid, tail) != 1 ||
 		    pid <= 0)
 			continue;
+		if (np == cap) {
+			int *v = realloc(pids, (cap = cap ? 2 * cap : 64) *
+					 sizeof(*v));
+
+			if (!v) {
+				ctl_error("out of memory");
+				free(pids);
+				closedir(d);
+				close(dfd);
+				return 1;
+			}
+			pids = v;
+		}
+		pids[np++] = pid;
+	}
+	if (np)
+		qsort(pids, np, sizeof(*pids), cmp_int);
+	if (json)
+		printf("[");
+	for (size_t i = 0; i < np; i++) {
+		char comm[4096], name[32];
+		struct stat st;
+		int pid = pids[i], s, r;
+
+		snprintf(name, sizeof(name), "%d.sock", pid);
 		r = dial(dfd, dir, pid, &s, msg, sizeof(msg));
 		/* only a socket: a regular file or a link of that name is not
 		 * one a library left (nor is it ours to remove) */
 		if (r == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH &&
-		    !fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    S_ISSOCK(st.st_mode)) {
-			unlinkat(dfd, e->d_name, 0);
+			unlinkat(dfd, name, 0);
 			continue;
 		}
 		if (r == -EPERM) {
@@ -376,6 +409,7 @@ int cmd_ps(bool json)
 		}
 		n++;
 	}
+	free(pids);
 	if (d)
 		closedir(d);
 	if (dfd >= 0)

@@ -72,7 +72,7 @@ static int usage(FILE *f, int rc)
 		   "       switchyard cpu [--json]\n"
 		   "       switchyard bench [--quick] [--json FILE] [--md FILE] "
 		   "[--no-plots] [EXPERIMENT...]\n"
-		   "       switchyard --help\n");
+		   "       switchyard --help | --version\n");
 	return rc;
 }
 
@@ -1074,6 +1074,10 @@ int main(int argc, char **argv)
 					 "-o needs a file name");
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout, 0);
+		else if (!strcmp(argv[i], "--version")) {
+			printf("switchyard %s\n", switchyard_version());
+			return 0;
+		}
 		else
 			return bad_usage("unknown option '%.100s'", argv[i]);
 	}

@@ -138,6 +138,7 @@ expect 2 "unknown option '-x'" "$cli" list -x
 expect 2 "the call pattern is empty" "$cli" call 1 "" t
 expect 2 "the target is empty" "$cli" call 1 c ""
 "$cli" --help | grep -q "switchyard list FILE" || no "--help"
+"$cli" --version | grep -Eq "^switchyard [0-9]+\.[0-9]+\.[0-9]+$" || no "--version: $("$cli" --version 2>&1)"
 # the man page documents every command of --help, and every JSON field
 man=$src/../../doc/man/switchyard.1
 for c in $("$cli" --help | sed -n 's/.*switchyard \([a-z][a-z]*\).*/\1/p'); do

@@ -485,6 +485,20 @@ assert got == want, (got, want)' "$tmp/o" "$pid" "$3" ||
 	cp "$target" "$long" || exit 1
 	ps_is 'ctl_\x1b[7m_target_with_a_long_name' "" \
 		"$(printf 'ctl_\033[7m_target_with_a_long_name')"
+	# six processes: listed by PID (the directory's order was kept: a
+	# sorted one by chance is 1 in 720)
+	for i in 4 5 6 7 8 9; do
+		rm -f "$tmp/in$i" "$tmp/out$i" && mkfifo "$tmp/in$i"
+		"$target" api <"$tmp/in$i" >"$tmp/out$i" 2>/dev/null &
+		p=$!
+		eval "exec $i>\"\$tmp/in$i\""
+		until_true grep -qs "^ready $p" "$tmp/out$i" || no "target $i not ready"
+	done
+	"$cli" ps | cut -f1 >"$tmp/o"
+	[ "$(wc -l <"$tmp/o")" = 6 ] || no "ps: six processes: $(cat "$tmp/o")"
+	sort -n "$tmp/o" | cmp -s - "$tmp/o" || no "ps: not by PID: $(cat "$tmp/o")"
+	for i in 4 5 6 7 8 9; do eval "exec $i>&-"; done
+	wait
 	;;
 *)
 	echo "usage: test_control_user.sh trust|exit|fork|longpath|pid|toolenv|closefds|stale|stopped|psname TOOL CONTROL_TARGET FORK_TARGET TMP"
