@@ -189,6 +189,41 @@ static void check_move(void)
 	/* an instruction cut by the end */
 	CHECK(sy_arch_code_move(out, code, 3, to) == -EINVAL);
 
+	/* the boundaries ([11/15]: a mutant of the end's test survived): a
+	 * branch to the sequence's first byte or to its end moves with it
+	 * (kept); one a byte before the start or past the end does not
+	 * (adjusted by the move, here 16 bytes down) */
+	{
+		uint8_t b[16] = {
+			0xeb, 0x05,			/* jmp end (7): kept */
+			0xe9, 0x00, 0x00, 0x00, 0x00,	/* jmp end (7): kept */
+		};
+		uintptr_t bf = (uintptr_t)b;
+
+		CHECK(sy_arch_code_move(out, b, 7, bf - 16) == 0);
+		CHECK(out[1] == 0x05);
+		memcpy(&r, out + 3, 4);
+		CHECK(r == 0);
+		b[1] = 0x06;				/* end + 1: outside */
+		memcpy(b + 3, &(int32_t){ 1 }, 4);	/* end + 1 */
+		CHECK(sy_arch_code_move(out, b, 7, bf - 16) == 0);
+		CHECK(out[1] == 0x06 + 16);
+		memcpy(&r, out + 3, 4);
+		CHECK(r == 1 + 16);
+		b[1] = 0xfe;				/* the start: kept */
+		memcpy(b + 3, &(int32_t){ -7 }, 4);	/* the start */
+		CHECK(sy_arch_code_move(out, b, 7, bf - 16) == 0);
+		CHECK(out[1] == 0xfe);
+		memcpy(&r, out + 3, 4);
+		CHECK(r == -7);
+		b[1] = 0xfd;				/* start - 1: outside */
+		memcpy(b + 3, &(int32_t){ -8 }, 4);	/* start - 1 */
+		CHECK(sy_arch_code_move(out, b, 7, bf - 16) == 0);
+		CHECK(out[1] == (uint8_t)(0xfd + 16));
+		memcpy(&r, out + 3, 4);
+		CHECK(r == -8 + 16);
+	}
+
 	for (size_t len = 1; len <= 255; len++) {
 		uint8_t f[256];
 		struct sy_x86_insn in;
