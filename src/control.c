@@ -781,13 +781,19 @@ static const char *word(const char *s, char *w, size_t size, bool glob)
 	w[n] = 0;
 	if (!n)
 		return NULL;
+	/* a space that ends the line separates nothing: "set k on " is no
+	 * more a request than "list " is */
+	if (*s && !s[1])
+		return NULL;
 	return *s ? s + 1 : s;
 }
 
 static void handle(const char *line, struct out *o)
 {
 	static const char *const ops[] = { "off", "on", "inc", "dec" };
-	char glob[CTL_LINE + 1], op[8], target[CTL_LINE + 1];
+	/* op as long as a line: any second word that is no action is
+	 * "unknown action", not "unknown request" for a long one */
+	char glob[CTL_LINE + 1], op[CTL_LINE + 1], target[CTL_LINE + 1];
 	const char *p;
 
 	if (!strcmp(line, "list")) {
@@ -1196,8 +1202,11 @@ static void serve_lines(struct client *c)
 		size_t used = (size_t)(nl - c->buf) + 1;
 
 		*nl = 0;
+		/* CRLF: the CR goes, and the NUL check below stops before
+		 * it (it looked at the NUL written there: every CRLF line
+		 * was "malformed") */
 		if (nl > c->buf && nl[-1] == '\r')
-			nl[-1] = 0;
+			*--nl = 0;
 		if (memchr(c->buf, 0, (size_t)(nl - c->buf)))
 			serve_line(c, "");	/* a NUL inside: malformed */
 		else

@@ -15,6 +15,9 @@
  *   - an item that matches nothing is reported once, by its glob; one
  *     that matches a key is not;
  *   - a malformed value is reported and sets nothing at all;
+ *   - near misses of a valid value (prefixes, suffixes, case, blanks,
+ *     doubled separators) are refused or match nothing, exactly as
+ *     switchyard(3) says, and set nothing;
  *   - without the variable nothing is printed and every key keeps its
  *     default.
  */
@@ -188,6 +191,84 @@ int main(int argc, char **argv)
 		    sizeof(err));
 		CHECK_STR(out, "main=2 lib=0 libctor=0 plug1=1 plug2=1\n");
 		CHECK(count(err, "is not NAME=on or NAME=off") == 1);
+	}
+
+	/*
+	 * 5. near misses (prefixes, suffixes, case, blanks, doubled
+	 * separators, the other field's word), each with its documented
+	 * outcome (switchyard(3) ENVIRONMENT: a blank is part of its item;
+	 * the value is exactly on or off; the last '=' splits, as a C++
+	 * name may hold one):
+	 *   BAD: reported as item ITEM, nothing set;
+	 *   NONE: a glob that matches no key: reported by its glob, nothing
+	 *         set;
+	 *   otherwise: accepted, the program's keys as main=OUT.
+	 */
+	enum { BAD, NONE, SET };
+	static const struct {
+		const char *env;
+		int kind;
+		const char *what;	/* BAD: the item; NONE: the glob */
+		int main;		/* SET: what main= must say */
+	} near[] = {
+		{ "env_a=of", BAD, "item 1 (\"env_a=of\")", 2 },
+		{ "env_a=o", BAD, "item 1 (\"env_a=o\")", 2 },
+		{ "env_a=onn", BAD, "item 1 (\"env_a=onn\")", 2 },
+		{ "env_a=offx", BAD, "item 1 (\"env_a=offx\")", 2 },
+		{ "env_a=Off", BAD, "item 1 (\"env_a=Off\")", 2 },
+		{ "env_a=on ", BAD, "item 1 (\"env_a=on \")", 2 },
+		{ "env_a= on", BAD, "item 1 (\"env_a= on\")", 2 },
+		{ "env_a=on\t", BAD, "item 1 (\"env_a=on\t\")", 2 },
+		{ "env_a=", BAD, "item 1 (\"env_a=\")", 2 },
+		{ "env_a=1", BAD, "item 1 (\"env_a=1\")", 2 },
+		{ "env_a=inc", BAD, "item 1 (\"env_a=inc\")", 2 },
+		{ "env_a=env_b_1", BAD, "item 1 (\"env_a=env_b_1\")", 2 },
+		{ "=", BAD, "item 1 (\"=\")", 2 },
+		{ "+env_a=maybe", BAD, "item 1 (\"+env_a=maybe\")", 2 },
+		{ "env_a=on;env_b_2", BAD, "item 1 (\"env_a=on;env_b_2\")", 2 },
+		{ ",env_a=on,,env_b_2=of,", BAD, "item 4 (\"env_b_2=of\")", 2 },
+		{ " env_a=on", NONE, "\" env_a\"", 2 },
+		{ "env_a =on", NONE, "\"env_a \"", 2 },
+		{ "ENV_A=on", NONE, "\"ENV_A\"", 2 },
+		{ "Env_a=on", NONE, "\"Env_a\"", 2 },
+		{ "env_=on", NONE, "\"env_\"", 2 },
+		{ "env_aa=on", NONE, "\"env_aa\"", 2 },
+		{ "env_a==on", NONE, "\"env_a=\"", 2 },
+		{ "env_a=off=on", NONE, "\"env_a=off\"", 2 },
+		{ "+env_a=on", NONE, "\"+env_a\"", 2 },
+		{ "++env_a", NONE, "\"+env_a\"", 2 },
+		{ "+ env_a", NONE, "\" env_a\"", 2 },
+		{ "-=on", NONE, "\"-\"", 2 },
+		{ "\xc3\xa9nv_a=on", NONE, "\"\xc3\xa9nv_a\"", 2 },
+		{ ",,env_a=on,,", SET, NULL, 3 },
+		{ "env_a=off,env_a=on", SET, NULL, 3 },
+		{ "env_a=on,env_a=off", SET, NULL, 2 },
+		{ "env_?=on", SET, NULL, 3 },
+		{ "env_[a]=on", SET, NULL, 3 },
+		{ "+env_a", SET, NULL, 3 },
+		{ "-env_b_1", SET, NULL, 0 },
+		{ "-env_b_?,+env_b_2", SET, NULL, 4 },
+	};
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		char want[64];
+		int before = sy_test_failures;
+		int bad = near[i].kind == BAD, none = near[i].kind == NONE;
+
+		run(argv[0], argv[1], near[i].env, out, sizeof(out), err,
+		    sizeof(err));
+		snprintf(want, sizeof(want), "main=%d lib=0 libctor=0 plug1=1 "
+			 "plug2=1\n", near[i].main);
+		CHECK_STR(out, want);
+		CHECK(count(err, "is not NAME=on or NAME=off") == bad);
+		CHECK(count(err, "matches no key") == none);
+		if (near[i].what)
+			CHECK(count(err, near[i].what) == 1);
+		/* nothing set unless accepted (each set is logged) */
+		if (near[i].kind != SET)
+			CHECK(count(err, "SWITCHYARD_KEYS: env_") == 0);
+		if (sy_test_failures != before)
+			fprintf(stderr, "  SWITCHYARD_KEYS=\"%s\": %s\n",
+				near[i].env, err);
 	}
 	return sy_test_done("test_keys_env");
 }
