@@ -447,8 +447,10 @@ int main(int argc, char **argv)
 	/* near-miss files ([11/15]): refused as a whole, with the line */
 	{
 		static const char *const bad_file[][2] = {
-			{ "short_max=24\r\n", "item 1: 'short_max=24\r' "
-			  "is not a number" },		/* CRLF */
+			{ "short_max=24\r\n", "item 1: the line ends with a "
+			  "carriage return (CRLF line ends?)" },	/* CRLF */
+			{ "# calibrated\r\n\r\nshort_max=24\r\n", "item 2: "
+			  "the line ends with a carriage return" },
 			{ " short_max=24\n", "unknown key ' short_max'" },
 			{ "short_max = 24\n", "unknown key 'short_max '" },
 			{ "short_max=24 # tuned\n", "not a number" },
@@ -482,6 +484,8 @@ int main(int argc, char **argv)
 			write_file(bad_file[i][0]);
 			check_rejected(NULL, bad_file[i][1]);
 			check_rejected(NULL, path);
+			/* no control character echoed into the message */
+			CHECK(!strchr(run(NULL, 0).err, '\r'));
 		}
 		for (size_t i = 0;
 		     i < sizeof(good_file) / sizeof(good_file[0]); i++) {
