@@ -154,6 +154,14 @@ static int parse_config(const char *text, size_t len, char sep,
 			continue;
 		if (!n)		/* an empty item: skipped (ENVIRONMENT) */
 			continue;
+		/* A file saved with CRLF line ends: say so, rather than echo
+		 * the item with its CR, which sends a terminal's cursor back
+		 * over the start of the message. */
+		if (sep == '\n' && item[n - 1] == '\r') {
+			snprintf(err, errsize, "item %d: the line ends with a "
+				 "carriage return (CRLF line ends?)", line);
+			return -1;
+		}
 		for (eq = 0; eq < n && item[eq] != '='; eq++)
 			;
 		if (eq == n) {

@@ -14,6 +14,12 @@
  * _STATIC_CALL): a value none of theirs is reported, naming the variable
  * and the value, where any value used to be taken silently for the
  * default; an empty value and each documented one say nothing.
+ * Near misses of every one-word variable and of SWITCHYARD_CPU_MASK's
+ * names (prefixes, suffixes, case, blanks, separators, non-ASCII; the
+ * table near[]): each is reported and changes nothing, which the child's
+ * line shows (the control socket served or not, writes through a
+ * writable+executable window, code written by a static call update, the
+ * features seen); the good values have their effect, silently.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,21 +54,37 @@ static int call_two(int x)
 
 DEFINE_STATIC_CALL(env_call, call_one);
 
+/*
+ * Its state on one line: the keys, the thresholds, some features, and what
+ * the one-word variables chose: ctl=1 if the control socket was served
+ * (SWITCHYARD_CONTROL), rwx= the writes through a writable+executable
+ * window to flip a key (SWITCHYARD_PATCH_METHOD: none with procmem, some
+ * with mprotect), scw= the code writes of a static call update (none with
+ * SWITCHYARD_STATIC_CALL=detour).
+ */
 static int child(void)
 {
 	struct switchyard_memcpy_thresholds t;
+	struct switchyard_stats s0, s1, s2;
+	int ctl = switchyard_control_stop() == 0, a = a_on(), b = b_on();
 	int r;
 
 	switchyard_memcpy_get_thresholds(&t);
-	printf("a=%d b=%d short_max=%u rep_min=%u source=%d erms=%d "
-	       "movbe=%d\n", a_on(), b_on(), t.short_max, t.rep_min,
-	       (int)t.source, boot_cpu_has(X86_FEATURE_ERMS),
-	       boot_cpu_has(X86_FEATURE_MOVBE));
-	fflush(stdout);
 	/* code is written (SWITCHYARD_PATCH_METHOD is read) and a static
 	 * call is updated (SWITCHYARD_STATIC_CALL is read) */
+	switchyard_get_stats(&s0);
 	r = static_branch_enable(&list_a) | static_branch_disable(&list_a);
+	switchyard_get_stats(&s1);
 	static_call_update(env_call, call_two);
+	switchyard_get_stats(&s2);
+	printf("a=%d b=%d short_max=%u rep_min=%u source=%d erms=%d "
+	       "movbe=%d sse2=%d ctl=%d rwx=%llu scw=%llu\n", a, b,
+	       t.short_max, t.rep_min, (int)t.source,
+	       boot_cpu_has(X86_FEATURE_ERMS), boot_cpu_has(X86_FEATURE_MOVBE),
+	       boot_cpu_has(X86_FEATURE_XMM2), ctl,
+	       (unsigned long long)(s1.rwx_windows - s0.rwx_windows),
+	       (unsigned long long)(s2.write_calls - s1.write_calls));
+	fflush(stdout);
 	return r || static_call(env_call)(1) != 3;
 }
 
@@ -153,6 +175,103 @@ static void word(const char *name, const char *bad, const char *good)
 	CHECK(!strstr(err, name));
 }
 
+/*
+ * Near misses ([11/15]): a value one character or one habit away from a
+ * good one. msg: what stderr must say (NULL: no complaint); want: what
+ * the child's line must hold (NULL: exactly the line of a child without
+ * the variable, i.e. nothing changed).
+ */
+static const struct near_miss {
+	const char *name, *value, *msg, *want;
+} near[] = {
+#define CTL(v) { "SWITCHYARD_CONTROL", v, \
+		 "SWITCHYARD_CONTROL=\"" v "\" is not 1 or 0", NULL }
+	CTL("01"), CTL("10"), CTL("1 "), CTL(" 1"), CTL("1\n"), CTL("+1"),
+	CTL("-1"), CTL("0x1"), CTL("1,"), CTL("on"), CTL("true"), CTL("O"),
+	CTL("\xc2\xb9"),				/* superscript one */
+	{ "SWITCHYARD_CONTROL", "1", NULL, " ctl=1 " },
+	{ "SWITCHYARD_CONTROL", "0", NULL, NULL },
+	{ "SWITCHYARD_CONTROL", "", NULL, NULL },	/* empty: default */
+#define PM(v) { "SWITCHYARD_PATCH_METHOD", v, "SWITCHYARD_PATCH_METHOD=\"" \
+		v "\" is not procmem, mprotect or auto: ignored (auto)", NULL }
+	PM("mprotec"), PM("mprotectx"), PM("MPROTECT"), PM("Mprotect"),
+	PM(" mprotect"), PM("mprotect "), PM("mprotect\n"), PM("m protect"),
+	PM("mprotect,procmem"), PM("mprotect=1"), PM("procme"), PM("PROCMEM"),
+	PM("proc-mem"), PM("Auto"), PM("autox"), PM("au"),
+	PM("mpr\xc3\xb6tect"),
+	{ "SWITCHYARD_PATCH_METHOD", "auto", NULL, NULL },
+	{ "SWITCHYARD_PATCH_METHOD", "", NULL, NULL },
+#define SC(v) { "SWITCHYARD_STATIC_CALL", v, "SWITCHYARD_STATIC_CALL=\"" v \
+		"\" is not detour or patch: ignored (patch)", NULL }
+	SC("detou"), SC("detours"), SC("Detour"), SC("DETOUR"), SC(" detour"),
+	SC("detour "), SC("detour\t"), SC("de tour"), SC("detour,patch"),
+	SC("detour=1"), SC("pat"), SC("patchx"), SC("PATCH"), SC("patch "),
+	SC("d\xc3\xa9tour"),
+	{ "SWITCHYARD_STATIC_CALL", "detour", NULL, " scw=0\n" },
+	{ "SWITCHYARD_STATIC_CALL", "patch", NULL, NULL },
+	{ "SWITCHYARD_STATIC_CALL", "", NULL, NULL },
+#define CM(v) { "SWITCHYARD_CPU_MASK", v, \
+		"unknown CPU feature '" v "' ignored", NULL }
+	CM("SSE2"), CM("Sse2"), CM("sse22"), CM("sse2x"), CM("ss"),
+	CM("sse_2"), CM(" sse2"), CM("sse2 "), CM("sse2\t"), CM("sse2=1"),
+	CM("sse2=0"), CM("-sse2"), CM("!sse2"), CM("sse2;erms"), CM("sse2:"),
+	CM("sse\xc2\xb2"), CM("avx512"), CM("avx512_cop"), CM("rep_goo"),
+	CM("sse2xxxxxxxxxxxxxxxxxxxxxxxxxxx"),		/* 31 characters */
+	CM("sse2xxxxxxxxxxxxxxxxxxxxxxxxxxxx"),		/* 32: too long */
+	/* an unknown item does not spoil the known ones beside it */
+	{ "SWITCHYARD_CPU_MASK", "SSE2,sse2", "unknown CPU feature 'SSE2'",
+	  " sse2=0 " },
+	{ "SWITCHYARD_CPU_MASK", "sse2 ,movbe", "unknown CPU feature 'sse2 '",
+	  "movbe=0 sse2=1 " },
+	{ "SWITCHYARD_CPU_MASK", "sse2,sse2", NULL, " sse2=0 " },
+	{ "SWITCHYARD_CPU_MASK", "", NULL, NULL },
+};
+
+static void near_misses(void)
+{
+	char out0[512], out[512], err[2048];
+
+	run(NULL, NULL, out0, err, sizeof(out0));
+	CHECK(strstr(out0, " ctl=0 ") != NULL);
+	if (!strstr(out0, " sse2=1 "))
+		printf("(no sse2: the mask's near misses not tried)\n");
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		const struct near_miss *m = &near[i];
+		bool ok;
+
+		if (!strcmp(m->name, "SWITCHYARD_CPU_MASK") &&
+		    !strstr(out0, " sse2=1 "))
+			continue;
+		run(m->name, m->value, out, err, sizeof(out));
+		ok = m->want ? strstr(out, m->want) != NULL :
+			       !strcmp(out, out0);
+		if (m->msg)
+			ok = ok && strstr(err, m->msg);
+		else
+			/* the complaints' forms ('NAME="value" is not',
+			 * "unknown CPU feature"); not an INFO such as "rseq
+			 * is not registered" under valgrind */
+			ok = ok && !strstr(err, "\" is not") &&
+			     !strstr(err, "unknown CPU feature");
+		CHECK(ok);
+		if (!ok)
+			fprintf(stderr, "%s=\"%s\": wanted '%s' and %s; "
+				"got: %s%s(unset: %s)\n", m->name, m->value,
+				m->want ? m->want : "no change",
+				m->msg ? m->msg : "no complaint", out, err,
+				out0);
+	}
+	/* mprotect: a writable+executable window per write (where auto
+	 * needs one too, the two cannot be told apart here) */
+	run("SWITCHYARD_PATCH_METHOD", "mprotect", out, err, sizeof(out));
+	CHECK(!strstr(out, " rwx=0 "));
+	if (strstr(out0, " rwx=0 ")) {
+		run("SWITCHYARD_PATCH_METHOD", "procmem", out, err,
+		    sizeof(out));
+		CHECK(!strcmp(out, out0));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const keys[] = {
@@ -199,5 +318,6 @@ int main(int argc, char **argv)
 	word("SWITCHYARD_PATCH_METHOD", "proc-mem", "mprotect");
 	word("SWITCHYARD_PATCH_METHOD", "procmem ", "auto");
 	word("SWITCHYARD_STATIC_CALL", "detours", "patch");
+	near_misses();
 	return sy_test_done("env_lists");
 }

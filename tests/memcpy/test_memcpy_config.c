@@ -254,6 +254,72 @@ int main(int argc, char **argv)
 		{ "foo=1", "unknown key 'foo'" },
 		{ "Short_max=1", "unknown key" },
 		{ "short_max=8;rep_min=9", "not a number" },
+		/* near misses ([11/15]): each is one character or one
+		 * habit away from a good value, and each is refused as a
+		 * whole with the message that names its fault */
+		{ "short_ma=1", "unknown key 'short_ma'" },	/* prefix */
+		{ "short=1", "unknown key 'short'" },
+		{ "rep_mi=1", "unknown key 'rep_mi'" },
+		{ "short_maxx=1", "unknown key 'short_maxx'" },	/* suffix */
+		{ "rep_min_=1", "unknown key 'rep_min_'" },
+		{ "SHORT_MAX=1", "unknown key 'SHORT_MAX'" },	/* case */
+		{ "short_MAX=1", "unknown key" },
+		{ "Rep_min=1", "unknown key 'Rep_min'" },
+		{ "short_max =64", "unknown key 'short_max '" },	/* blanks */
+		{ " short_max=64", "unknown key ' short_max'" },
+		{ "\tshort_max=64", "unknown key" },
+		{ "short_max=64 ", "not a number" },
+		{ "short_max=6 4", "not a number" },
+		{ "short_max=\t64", "not a number" },
+		{ "short_max=64x", "not a number" },		/* suffixes */
+		{ "short_max=64k", "not a number" },
+		{ "rep_min=4096\n", "not a number" },
+		{ "short_max==64", "not a number" },		/* separators */
+		{ "short_max=64=", "not a number" },
+		{ "short_max=64;", "not a number" },
+		{ "short_max:64", "not key=value" },
+		{ "short_max=64 rep_min=4096", "not a number" },
+		{ "short_max=64\nrep_min=4096", "not a number" },
+		{ "=64", "unknown key ''" },			/* empty name */
+		{ "short_max=64,=1", "unknown key ''" },
+		{ "sh\xc3\xb6rt_max=64", "unknown key" },	/* non-ASCII */
+		{ "short_max=\xef\xbc\x96\xef\xbc\x94", "not a number" },
+		{ "#short_max=64", "unknown key '#short_max'" }, /* no comments */
+		{ "short_max=rep_min", "not a number" },	/* other field */
+		{ "short_max=", "not a number in 0..256" },
+		{ "rep_min=short_max", "not a number in 0..4294967295" },
+		{ "short_max=-0", "not a number" },		/* numbers */
+		{ "short_max=+64", "not a number" },
+		{ "short_max=0x10", "not a number" },
+		{ "short_max=1e2", "not a number" },
+		{ "short_max=64.0", "not a number" },
+		{ "short_max=257", "not a number in 0..256" },
+		{ "short_max=4294967297", "not a number in 0..256" },
+		{ "short_max=18446744073709551680", "not a number" },
+		{ "rep_min=4294967296", "not a number in 0..4294967295" },
+		{ "rep_min=42949672950", "not a number" },
+		{ "rep_min=4294967295,rep_min=4294967295", "given twice" },
+		{ "short_max=1,rep_min=2,short_max=1", "item 3: 'short_max' "
+		  "given twice" },
+		/* one bad item spoils the good one before it */
+		{ "short_max=40,rep_min=4096x", "item 2: 'rep_min=4096x' "
+		  "is not a number" },
+		{ "short_max=40,foo=1", "item 2: unknown key 'foo'" },
+	};
+	/* near misses that are good values: accepted, with this effect */
+	static const struct {
+		const char *env;
+		unsigned long short_max, rep_min;	/* ~0ul: the default */
+	} good_env[] = {
+		{ "short_max=0", 0, ~0ul },
+		{ "short_max=256", 256, ~0ul },			/* the limit */
+		{ "short_max=064", 64, ~0ul },		/* decimal, not octal */
+		{ "short_max=0000000064", 64, ~0ul },	/* ten digits */
+		{ "rep_min=0", ~0ul, 0 },
+		{ "rep_min=0004096", ~0ul, 4096 },
+		{ "rep_min=4294967295", ~0ul, 4294967295ul },
+		{ "rep_min=4096,short_max=32", 32, 4096 },	/* any order */
+		{ ",,short_max=32,,", 32, ~0ul },
 	};
 	bool erms = boot_cpu_has(X86_FEATURE_ERMS);
 	unsigned long rep_4096 = erms ? 4096 : UINT32_MAX;
@@ -311,6 +377,23 @@ int main(int argc, char **argv)
 		check_rejected(bad_env[i][0], bad_env[i][1]);
 		check_rejected(bad_env[i][0], "SWITCHYARD_MEMCPY=");
 	}
+	for (size_t i = 0; i < sizeof(good_env) / sizeof(good_env[0]); i++) {
+		unsigned long sm = good_env[i].short_max,
+			      rm = good_env[i].rep_min;
+
+		r = run(good_env[i].env, 0);
+		sm = sm == ~0ul ? defaults.short_max : sm;
+		rm = rm == ~0ul ? defaults.rep_min : erms ? rm : UINT32_MAX;
+		CHECK_EQ(r.status, 0);
+		CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
+		CHECK_EQ(r.short_max, sm);
+		CHECK_EQ(r.rep_min, rm);
+		CHECK_EQ(r.err[0], 0);
+		if (r.short_max != sm || r.rep_min != rm || r.err[0])
+			fprintf(stderr, "  for %s: %lu %lu, wanted %lu %lu: "
+				"%s\n", good_env[i].env, r.short_max,
+				r.rep_min, sm, rm, r.err);
+	}
 
 	/* the file: where switchyard_memcpy_config_path() says, under
 	 * XDG_CACHE_HOME (set here as for the children) */
@@ -361,6 +444,80 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	check_rejected(NULL, "longer than");
+	/* near-miss files ([11/15]): refused as a whole, with the line */
+	{
+		static const char *const bad_file[][2] = {
+			{ "short_max=24\r\n", "item 1: the line ends with a "
+			  "carriage return (CRLF line ends?)" },	/* CRLF */
+			{ "# calibrated\r\n\r\nshort_max=24\r\n", "item 2: "
+			  "the line ends with a carriage return" },
+			{ " short_max=24\n", "unknown key ' short_max'" },
+			{ "short_max = 24\n", "unknown key 'short_max '" },
+			{ "short_max=24 # tuned\n", "not a number" },
+			{ " # a comment\nshort_max=24\n", "item 1 ' # a "
+			  "comment': not key=value" },	/* '#' first only */
+			{ "short_max=24\n \n", "item 2 ' ': not key=value" },
+			{ "short_max=24\n\t\n", "not key=value" },
+			{ "short_max=24,rep_min=4096\n", "not a number" },
+			{ "Short_max=24\n", "unknown key 'Short_max'" },
+			{ "short_max=24\n#\nrep_min=0x1000\n",
+			  "item 3: 'rep_min=0x1000' is not a number" },
+			{ "short_max=24\n\n\nshort_max=24\n",
+			  "item 4: 'short_max' given twice" },
+			{ "rep_min=\n", "not a number" },
+			{ "short_max==24\n", "not a number" },
+		};
+		/* good files: the value, and nothing said */
+		static const struct {
+			const char *text;
+			unsigned long short_max, rep_min;
+		} good_file[] = {
+			{ "short_max=24", 24, ~0ul },	/* no last newline */
+			{ "short_max=24\n\n\n", 24, ~0ul },
+			{ "#short_max=99\nshort_max=24\n", 24, ~0ul },
+			{ "\n# x = y\nrep_min=8192\n#\n", ~0ul, 8192 },
+			{ "rep_min=08192\nshort_max=256\n", 256, 8192 },
+		};
+
+		for (size_t i = 0;
+		     i < sizeof(bad_file) / sizeof(bad_file[0]); i++) {
+			write_file(bad_file[i][0]);
+			check_rejected(NULL, bad_file[i][1]);
+			check_rejected(NULL, path);
+			/* no control character echoed into the message */
+			CHECK(!strchr(run(NULL, 0).err, '\r'));
+		}
+		for (size_t i = 0;
+		     i < sizeof(good_file) / sizeof(good_file[0]); i++) {
+			unsigned long sm = good_file[i].short_max,
+				      rm = good_file[i].rep_min;
+
+			write_file(good_file[i].text);
+			r = run(NULL, 0);
+			sm = sm == ~0ul ? defaults.short_max : sm;
+			rm = rm == ~0ul ? defaults.rep_min :
+			     erms ? rm : UINT32_MAX;
+			CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
+			CHECK_EQ(r.short_max, sm);
+			CHECK_EQ(r.rep_min, rm);
+			CHECK_EQ(r.err[0], 0);
+			if (r.short_max != sm || r.rep_min != rm || r.err[0])
+				fprintf(stderr, "  for file %s: %lu %lu, "
+					"wanted %lu %lu: %s\n",
+					good_file[i].text, r.short_max,
+					r.rep_min, sm, rm, r.err);
+		}
+		/* a good file and a near-miss variable: the variable is
+		 * ignored as a whole (its good first item too), the file
+		 * stands */
+		write_file("short_max=24\nrep_min=8192\n");
+		r = run("short_max=40,rep_min=4096x", 0);
+		CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
+		CHECK_EQ(r.short_max, 24);
+		CHECK_EQ(r.rep_min, erms ? 8192 : UINT32_MAX);
+		CHECK(strstr(r.err, "SWITCHYARD_MEMCPY=") != NULL);
+	}
+	write_file("short_max=24\nrep_min=4096 \n");
 	/* a bad file and a good variable: the variable, over the defaults */
 	r = run("short_max=33", 0);
 	CHECK_EQ(r.short_max, 33);
