@@ -97,22 +97,14 @@ assert len(d) == 1 and d[0]["result"] == -2 and d[0]["target"] == "codec_fast" a
 	[ $st = 1 ] && grep -q "no key matches" "$tmp/err2" || no "$mode: unmatched pattern: status $st $(cat "$tmp/err2")"
 
 	# hostile input on the socket
-	python3 - "$sock" <<'PY' || no "$mode: hostile clients"
+	PYTHONPATH="$(dirname "$0")" python3 - "$sock" <<'PY' || no "$mode: hostile clients"
 import os, socket, sys, time
+from ctl_raw import at, ask
 path = sys.argv[1]
-# by its name in the directory: the full path may pass sun_path's 108 bytes
-# (a checkout at a long path)
-os.chdir(os.path.dirname(path))
+name = at(path)
 def conn():
-    s = socket.socket(socket.AF_UNIX); s.settimeout(5)
-    s.connect(os.path.basename(path)); return s
-def ask(s, data):
-    s.sendall(data); buf = b""
-    while not buf.endswith(b"\n"):
-        b = s.recv(65536)
-        if not b: break
-        buf += b
-    return buf
+    import ctl_raw
+    return ctl_raw.conn(name, 5)
 idle = conn()                               # never sends
 bad = conn()
 assert b"error" in ask(bad, b"frobnicate\n")

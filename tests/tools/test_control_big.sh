@@ -19,21 +19,8 @@ chmod 0700 "$tmp/run"
 export XDG_RUNTIME_DIR="$tmp/run"
 nsites=$((nkeys + nkeys / 2))
 
-mkfifo "$tmp/in"
-SWITCHYARD_CONTROL=1 "$target" <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-exec 3>"$tmp/in"	# keeps its stdin open
-for i in $(seq 600); do	# 60 s: under load, not a bet on a time
-	grep -q ready "$tmp/out" && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "ready $pid" "$tmp/out"; then
-	echo "FAIL: target not ready: $(cat "$tmp/err")"
-	exec 3>&-
-	wait
-	exit 1
-fi
+. "$(dirname "$0")/ctl_start.sh"
+ctl_start "$tmp" env SWITCHYARD_CONTROL=1 "$target"
 
 "$cli" list $pid >"$tmp/list" 2>"$tmp/list.err" ||
 	no "list PID: exit $?: $(cat "$tmp/list.err")"

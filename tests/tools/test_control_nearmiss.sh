@@ -14,38 +14,17 @@ mkdir -p "$tmp"
 export XDG_RUNTIME_DIR="$tmp/run"
 mkdir -p "$XDG_RUNTIME_DIR"
 chmod 0700 "$XDG_RUNTIME_DIR"
-mkfifo "$tmp/in"
-"$target" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-exec 3>"$tmp/in"	# keeps its stdin open
-# until it says so (or dies); 60 s bounds a hang under load
-for i in $(seq 600); do
-	grep -q ready "$tmp/out" && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q "ready $pid" "$tmp/out"; then
-	echo "FAIL: target not ready: $(cat "$tmp/err")"
-	exec 3>&-
-	wait $pid
-	exit 1
-fi
-python3 - "$XDG_RUNTIME_DIR/switchyard/$pid.sock" <<'PY'
+. "$(dirname "$0")/ctl_start.sh"
+ctl_start "$tmp" "$target" api
+PYTHONPATH="$(dirname "$0")" python3 - "$XDG_RUNTIME_DIR/switchyard/$pid.sock" <<'PY'
 import json, os, socket, sys
+from ctl_raw import at, ask
 path = sys.argv[1]
-# by its name in the directory: the full path may pass sun_path's 108 bytes
-os.chdir(os.path.dirname(path))
+name = at(path)
 fails = []
 def conn():
-    s = socket.socket(socket.AF_UNIX); s.settimeout(60)
-    s.connect(os.path.basename(path)); return s
-def ask(s, data):
-    s.sendall(data); buf = b""
-    while not buf.endswith(b"\n"):
-        b = s.recv(65536)
-        if not b: break
-        buf += b
-    return buf
+    import ctl_raw
+    return ctl_raw.conn(name, 60)
 s = conn()
 def state():
     d = json.loads(ask(s, b"list\n"))
