@@ -13,6 +13,8 @@
 
 #include <switchyard.h>
 
+#include "ready_loop.h"
+
 static int plain(int x) noexcept
 {
 	return x;
@@ -74,11 +76,5 @@ static void states()
 
 int main()
 {
-	char line[64];
-
-	printf("ready %d\n", (int)getpid());
-	states();
-	while (fgets(line, sizeof(line), stdin))
-		states();
-	return 0;
+	return ready_loop(states);
 }

@@ -14,6 +14,8 @@
 
 #include <switchyard.h>
 
+#include "ready_loop.h"
+
 DEFINE_STATIC_KEY_FALSE(net_trace);
 SWITCHYARD_KEY_DESCRIPTION(net_trace, "trace every packet \u2014 caf\u00e9");
 DEFINE_STATIC_KEY_FALSE(odd_text);
@@ -47,11 +49,5 @@ static void states(void)
 
 int main(void)
 {
-	char line[64];
-
-	printf("ready %d\n", (int)getpid());
-	states();
-	while (fgets(line, sizeof(line), stdin))
-		states();
-	return 0;
+	return ready_loop(states);
 }

@@ -15,6 +15,8 @@
 
 #include <switchyard.h>
 
+#include "ready_loop.h"
+
 namespace {
 DEFINE_STATIC_KEY_FALSE(hidden);
 }
@@ -66,11 +68,5 @@ static void states()
 
 int main()
 {
-	char line[64];
-
-	printf("ready %d\n", (int)getpid());
-	states();
-	while (fgets(line, sizeof(line), stdin))
-		states();
-	return 0;
+	return ready_loop(states);
 }
