@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "memcpy_impl.h"
+#include "sy_names.h"
 
 static const uint32_t grid[] = {
 	8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224,
@@ -297,15 +298,6 @@ static const char *const cond_names[] = {
 	"misaligned-random",
 };
 
-static const char *strategy_name(enum switchyard_memcpy_strategy s)
-{
-	static const char *const names[] = {
-		"short", "loop", "sse2", "avx2", "avx512", "rep_movsb",
-	};
-
-	return (unsigned)s < SWITCHYARD_MEMCPY_STRATEGIES ? names[s] : "?";
-}
-
 static void put_be(FILE *f, const char *what,
 		   const struct switchyard_memcpy_breakeven *be)
 {
@@ -365,7 +357,7 @@ static int save(const struct switchyard_memcpy_calibration *out)
 		"%04d-%02d-%02d %02d:%02dZ, loop %s, %.1f s\n",
 		cpu->vendor, cpu->family, cpu->model, tm.tm_year + 1900,
 		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		strategy_name(out->loop), out->seconds);
+		sy_strategy_name(out->loop), out->seconds);
 	put_be(f, "short moves -> loop", out->short_loop);
 	put_be(f, "loop -> rep movsb", out->loop_rep);
 	fprintf(f, "short_max=%u\nrep_min=%u\n", out->short_max,

@@ -2,7 +2,8 @@
 /*
  * sy_names.h - how names and texts are shown (src/names.c): the C++
  * demangler that the library and the tool share, and the escaping of text
- * for JSON and for a terminal. Internal; compiled into the tool too, so
+ * for JSON and for a terminal, the copy routine's strategies by name.
+ * Internal; compiled into the tool too, so
  * that `list FILE`, `list PID`, SWITCHYARD_KEYS and the socket's patterns
  * spell every name the same way.
  */
@@ -11,6 +12,18 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+/* A copy strategy's name (enum switchyard_memcpy_strategy, <switchyard/
+ * memcpy.h>'s order), as the calibration report and `switchyard cpu` print
+ * it ("?" for none of them). Thread-safe, async-signal-safe. */
+static inline const char *sy_strategy_name(int s)
+{
+	static const char *const names[] = {
+		"short", "loop", "sse2", "avx2", "avx512", "rep_movsb",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
 
 /*
  * The readable form of a C++ symbol (_Z...), malloc'ed, or NULL when sym is
@@ -35,7 +48,8 @@ size_t sy_utf8_len(const char *s);
  * s as the body of a JSON string (no quotes), into buf (size bytes, always
  * terminated; *need: the bytes the whole needs, with the terminator).
  * Valid UTF-8 passes through; '"' and '\\' are escaped; a control character
- * (below 0x20, and 0x7f) and a byte that is not part of valid UTF-8 become
+ * (below 0x20, 0x7f, and the C1 controls U+0080..U+009F, which some
+ * terminals obey) and a byte that is not part of valid UTF-8 become
  * \u00XX: U+0080 to U+00FF, which valid UTF-8 would spell with two bytes,
  * so a reader of this JSON (the tool) knows it stood for the byte XX.
  * Thread-safe, async-signal-safe.
@@ -44,7 +58,7 @@ __attribute__((visibility("hidden")))
 size_t sy_json_escape(const char *s, char *buf, size_t size);
 
 /* s for a terminal: valid UTF-8 passes through, control characters and
- * invalid bytes are written as \xNN. Thread-safe. */
+ * invalid bytes are written as \xNN, C1 controls as \u00NN. Thread-safe. */
 __attribute__((visibility("hidden")))
 void sy_text_put(FILE *f, const char *s);
 

@@ -875,22 +875,8 @@ static int cmd_list(const char *path, bool json)
 	return 0;
 }
 
-/* The memcpy strategy and threshold source as <switchyard/memcpy.h>
- * names them (lower case, without the prefix). */
-static const char *loop_name(enum switchyard_memcpy_strategy l)
-{
-	switch (l) {
-	case SWITCHYARD_MEMCPY_SHORT:		return "short";
-	case SWITCHYARD_MEMCPY_LOOP:		return "default";
-	case SWITCHYARD_MEMCPY_SSE2:		return "sse2";
-	case SWITCHYARD_MEMCPY_AVX2:		return "avx2";
-	case SWITCHYARD_MEMCPY_AVX512:		return "avx512";
-	case SWITCHYARD_MEMCPY_REP_MOVSB:	return "rep_movsb";
-	default:				return "unknown";
-	}
-}
-
-/* short: the JSON token; else the phrase of the text listing */
+/* Where the copy routine's thresholds came from: short, the JSON token;
+ * else the phrase of the text listing. */
 static const char *source_name(enum switchyard_memcpy_source src, bool short_)
 {
 	switch (src) {
@@ -940,7 +926,7 @@ static int cmd_cpu(bool json)
 		       "\"loop\": %d, \"source\": %d, \"patched\": %d, "
 		       "\"loop_name\": \"%s\", \"source_name\": \"%s\"}}\n",
 		       t.short_max, t.rep_min, (int)t.loop, (int)t.source,
-		       t.patched, loop_name(t.loop), source_name(t.source, true));
+		       t.patched, sy_strategy_name(t.loop), source_name(t.source, true));
 		return 0;
 	}
 	printf("\nmemcpy: short moves up to %u bytes, ", t.short_max);
@@ -949,7 +935,7 @@ static int cmd_cpu(bool json)
 	else
 		printf("rep movsb from %u bytes, ", t.rep_min);
 	printf("%s loop between; thresholds from %s; written into the code: "
-	       "%s\n", loop_name(t.loop), source_name(t.source, false),
+	       "%s\n", sy_strategy_name(t.loop), source_name(t.source, false),
 	       t.patched ? "yes" : "no");
 	return 0;
 }
