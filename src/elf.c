@@ -48,6 +48,16 @@ static int cmp_sym_name(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
+/* v[i].src's base name, from an offset into names + 1 (0: none), as
+ * .file's (qualify_dups()) */
+static const char *src_base(uintptr_t f, const char *names)
+{
+	const char *base = f ? strrchr(names + f - 1, '/') : NULL;
+	const char *r = !f ? NULL : base ? base + 1 : names + f - 1;
+
+	return r && r[0] ? r : NULL;
+}
+
 /*
  * Two objects of one file with one name (file-local keys of two
  * translation units, `static DEFINE_STATIC_KEY_FALSE(k)` in a.c and b.c)
@@ -59,16 +69,6 @@ static int cmp_sym_name(const void *a, const void *b)
  * file in v[i].src, which a request may name it by ("a.c:k" when no other
  * k needs it: control.c).
  */
-/* v[i].src's base name, from an offset into names + 1 (0: none), as
- * .file's (qualify_dups()) */
-static const char *src_base(uintptr_t f, const char *names)
-{
-	const char *base = f ? strrchr(names + f - 1, '/') : NULL;
-	const char *r = !f ? NULL : base ? base + 1 : names + f - 1;
-
-	return r && r[0] ? r : NULL;
-}
-
 static int qualify_dups(struct sy_syms *out, const char *names)
 {
 	struct sy_sym **by = malloc((out->n ? out->n : 1) * sizeof(*by));
