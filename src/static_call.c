@@ -97,6 +97,17 @@ static struct sc_table *tables;	/* patch lock */
 static int mode;		/* 0 unknown, 1 patch, -1 park */
 static uint32_t arm_disp;	/* __rseq_offset + 8: &rseq->rseq_cs */
 
+/*
+ * Negative controls of tests/static_call/test_sc_protocol.c: a test-only
+ * build with SY__SC_BROKEN=N drops, moves or adds one step of the
+ * protocols below (the test's table says which); 0 in the library.
+ */
+#ifdef SY__SC_BROKEN
+#define BROKEN(n) (SY__SC_BROKEN == (n))
+#else
+#define BROKEN(n) 0
+#endif
+
 static struct rseq_cs *pool;	/* the current page run of descriptors */
 static size_t pool_used, pool_cap;
 static uintptr_t tomb_abort;	/* after a signature, in the first run */
@@ -808,7 +819,7 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		cs->flags = 0;
 		cs->start_ip = code + SY_SC_ARM;
 		cs->post_commit_offset = SY_SC_PAYLOAD + entry_room(e) -
-					 SY_SC_ARM;
+					 SY_SC_ARM - BROKEN(8);
 		cs->abort_ip = sy_arch_sc_detour(code);
 		e->flags = SC_OWN | (uint32_t)((uintptr_t)cs >> 5 << 2);
 	}
@@ -835,10 +846,12 @@ static int register_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 	make_stubs(t, NULL, NULL);
 	r = sc_apply(&s, STEP_SETUP, false, NULL);
 	if (!r)
-		r = sc_apply(&s, STEP_PAYLOAD, true, NULL);
+		r = sc_apply(&s, STEP_PAYLOAD, !BROKEN(10), NULL);
+	if (!r && BROKEN(11))
+		r = sc_apply(&s, STEP_GUARD_TEST, true, NULL);
 	if (!r)
 		r = sc_apply(&s, STEP_ARM, true, NULL);
-	if (!r)
+	if (!r && !BROKEN(11))
 		r = sc_apply(&s, STEP_GUARD_TEST, true, NULL);
 	if (r) {
 		/* The engine undid the failed batch; what earlier batches
@@ -880,8 +893,9 @@ static int unregister_locked(struct sy_sc_entry *start)
 			cs = (struct rseq_cs *)sc_desc_of(e);
 			__atomic_store_n(&cs->post_commit_offset, 0,
 					 __ATOMIC_RELAXED);
-			__atomic_store_n(&cs->abort_ip, tomb_abort,
-					 __ATOMIC_RELAXED);
+			if (!BROKEN(12))
+				__atomic_store_n(&cs->abort_ip, tomb_abort,
+						 __ATOMIC_RELAXED);
 		}
 		*pt = t->next;
 		free(t);
@@ -954,29 +968,40 @@ static int update_locked(struct static_call_key *key, void (*func)(void))
 	 */
 	/* read without a lock by every detour: see sy_vg_benign_race() */
 	sy_vg_benign_race(&key->func, sizeof(key->func));
-	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
+	if (!BROKEN(7))
+		__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (mode <= 0 || !tables)
 		return 0;
 	memset(&s, 0, sizeof(s));
 	s.key = key;
 	s.target = func;
-	r = sc_apply(&s, STEP_GUARD_JMP, true, &flipped);	/* 1 */
+	if (BROKEN(4))
+		rseq_barrier();
+	if (BROKEN(6))
+		sc_apply(&s, STEP_PAYLOAD, true, NULL);
+	r = sc_apply(&s, STEP_GUARD_JMP, !BROKEN(1), &flipped);	/* 1 */
 	if (r) {
 		/* Undone by the engine: the sites still call the old target
 		 * directly, so the key goes back too (nothing changed). */
 		__atomic_store_n(&key->func, old, __ATOMIC_RELEASE);
 		return r;
 	}
-	if (flipped || barrier_owed) {
+	if ((flipped || (barrier_owed && !BROKEN(9))) && !BROKEN(2) &&
+	    !BROKEN(4)) {
 		r = rseq_barrier();				/* 2 */
 		barrier_owed = r != 0;
 		if (r)
 			goto parked;
 	}
-	r = sc_apply(&s, STEP_PAYLOAD, true, NULL);		/* 3 */
+	r = sc_apply(&s, STEP_PAYLOAD, !BROKEN(3) && !BROKEN(13),
+		     NULL);					/* 3 */
 	if (r)
 		goto parked;
-	r = sc_apply(&s, STEP_GUARD_TEST, false, NULL);	/* 4 */
+	r = sc_apply(&s, STEP_GUARD_TEST, BROKEN(13), NULL);	/* 4 */
+	if (BROKEN(5))
+		sy_poke_sync();
+	if (BROKEN(7))
+		__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	if (r)
 		goto parked;
 	return 0;
