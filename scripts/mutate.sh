@@ -7,6 +7,8 @@
 #
 #   scripts/mutate.sh            every mutant
 #   scripts/mutate.sh 2 5 9      those mutants only
+#   scripts/mutate.sh --fresh    the second set (ids 101..: written from src/
+#                                and DESIGN alone, scripts/mutants_fresh.py)
 #   scripts/mutate.sh --list     what each mutant plants
 #
 # Environment: SY_WORK (scratch directory, default /tmp/switchyard-mutate).
