@@ -21,7 +21,7 @@ MUTANTS = {
     2: ("poke.c", "no undo after a write that fails part-way",
         "if (fail.wrote &&\n", "if (0 && fail.wrote &&\n"),
     3: ("poke.c", "SWITCHYARD_PATCH_METHOD ignored",
-        "const char *s = getenv(\"SWITCHYARD_PATCH_METHOD\");",
+        "const char *s = secure_getenv(\"SWITCHYARD_PATCH_METHOD\");",
         "const char *s = NULL;"),
     4: ("poke.c", "core sync skipped (still counted)",
         "counters.sync_calls++;\n\tr = sy_arch_sync_cores();",
@@ -32,7 +32,8 @@ MUTANTS = {
     6: ("deferred.c", "worker decrements without the patch lock",
         "while ((r = sy_lock_timed(20)) == -ETIMEDOUT &&\n"
         "\t\t\t       !__atomic_load_n(&quitting, __ATOMIC_RELAXED))\n"
-        "\t\t\t\t;\n\t\t\tif (!r) {\n\t\t\t\trun_due();\n\t\t\t\tsy_unlock();\n\t\t\t}",
+        "\t\t\t\t;\n\t\t\tif (!r) {\n\t\t\t\trun_due();\n\t\t\t\tsy_unlock();\n"
+        "\t\t\t\tsy_report_flush();\n\t\t\t}",
         "run_due();\n\t\t\t(void)r;"),
     7: ("deferred.c", "queued works of an unloaded object kept",
         "void sy_deferred_forget(const struct sy_obj *o)\n{\n",

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -207,6 +208,28 @@ static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len,
 
 	if (r)
 		return r;
+#ifdef SY__POKE_SLOW
+	/*
+	 * Test-only build (tests/static_call/CMakeLists.txt, torture_sc_slow):
+	 * each byte that changes is written on its own, the last first, with
+	 * 100 us between them, so that a protocol that lets a thread run
+	 * bytes while they are written shows it (a torn call lands in the
+	 * torture's int3 padding) instead of hiding behind a one-call write.
+	 * *done jumps to len at the end: this build never fails a write.
+	 */
+	for (size_t i = len; i--;) {
+		const struct timespec pause = { 0, 100000 };
+
+		if (((const uint8_t *)addr)[i] == buf[i])
+			continue;
+		counters.write_calls++;
+		if (pwrite(mem_fd, buf + i, 1, (off_t)(addr + i)) != 1)
+			return -EIO;
+		nanosleep(&pause, NULL);
+	}
+	*done = len;
+	return 0;
+#endif
 	while (*done < len) {
 		ssize_t n;
 
@@ -749,6 +772,13 @@ static void sync_cores(void)
 	static int reported;
 	int r;
 
+#ifdef SY__POKE_SLOW
+	{	/* test-only build (write_procmem()): late syncs */
+		const struct timespec pause = { 0, 300000 };
+
+		nanosleep(&pause, NULL);
+	}
+#endif
 	counters.sync_calls++;
 	r = sy_arch_sync_cores();
 	if (!r)

@@ -294,6 +294,21 @@ int main(int argc, char **argv)
 		printf("SKIP: sites are not patched here (no rseq)\n");
 		return 77;
 	}
+#ifdef SY__SC_BROKEN
+	/* Against a library whose protocol is broken on purpose (and whose
+	 * writes go byte by byte, SY__POKE_SLOW): the safe run must fail,
+	 * of a torn call (SIGTRAP in the padding) or a miscount. */
+	{
+		int broken = child(argv[0], "safe", argv[1]);
+
+		printf("broken protocol (SY__SC_BROKEN=%d): safe run status "
+		       "%d (want a failure%s)\n", SY__SC_BROKEN, broken,
+		       broken == 128 + SIGTRAP ? ": killed by SIGTRAP, a thread "
+		       "ran a torn call into the int3 padding" : "");
+		CHECK(broken != 0 && broken != 3 && broken != 127);
+		return sy_test_done("torture_sc (broken protocol)");
+	}
+#endif
 	int safe = child(argv[0], "safe", argv[1]);
 	int unsafe = child(argv[0], "unsafe", argv[1]);
 	int kinds = child(argv[0], "kinds", argv[1]);
