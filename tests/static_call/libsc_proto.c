@@ -8,7 +8,9 @@
  * program calling a library's function: beyond rel32 reach, through a
  * stub). PROTO_CPU: an alternative that applies on every x86-64 CPU (SSE2)
  * and a site of the program's run-time constant, initialised before the
- * open; no static call site.
+ * open; no static call site. PROTO_KEYS: a site of the program's key
+ * proto_batch_a, which is off when the module opens (its site, compiled
+ * as a jump, must be written).
  */
 #include <stdint.h>
 
@@ -73,3 +75,21 @@ __attribute__((noinline)) long proto_cpu_run(void)
 	return x * 1000 + (long)runtime_const_u32(proto_limit);
 }
 #endif /* PROTO_CPU */
+
+#ifdef PROTO_KEYS
+extern struct static_key_false proto_batch_a;	/* the program's */
+
+API int proto_keys_site(void);
+
+__attribute__((noinline)) int proto_keys_site(void)
+{
+	return static_branch_unlikely(&proto_batch_a);
+}
+
+#ifdef SY__ARCH_HAVE_JUMP_LABEL
+extern char __start_sy_jump_entries[] __attribute__((visibility("hidden")));
+extern char __stop_sy_jump_entries[] __attribute__((visibility("hidden")));
+API const void *proto_keys_start = __start_sy_jump_entries;
+API const void *proto_keys_stop = __stop_sy_jump_entries;
+#endif
+#endif /* PROTO_KEYS */

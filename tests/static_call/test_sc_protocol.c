@@ -23,6 +23,7 @@
  *   C  other code of a loaded object       X  code outside every object
  *   S  membarrier(PRIVATE_EXPEDITED_SYNC_CORE)
  *   R  membarrier(PRIVATE_EXPEDITED_RSEQ)  R! the same, failed on purpose
+ *   K! (any kind!) a write failed on purpose (EPERM)
  *
  * Consecutive writes of one kind are one token (a batch may take several
  * writes); a write that mixes kinds is one token naming both ("J+P"),
@@ -134,13 +135,13 @@ NOINLINE static long run_late(long x) { return static_call(pc_late)(x); }
 DEFINE_STATIC_KEY_FALSE(pk);
 DEFINE_STATIC_KEY_FALSE(proto_batch_a);
 DEFINE_STATIC_KEY_FALSE(proto_batch_b);
-DEFINE_STATIC_KEY_TRUE(proto_batch_c);
+DEFINE_STATIC_KEY_TRUE(proto_keep_c);
 NOINLINE static int run_keys(void)
 {
 	return static_branch_unlikely(&pk) + 2 * static_branch_likely(&pk) +
 	       4 * static_branch_unlikely(&proto_batch_a) +
 	       8 * static_branch_unlikely(&proto_batch_b) +
-	       16 * static_branch_likely(&proto_batch_c);
+	       16 * static_branch_likely(&proto_keep_c);
 }
 
 /* a run-time constant read here and by the CPU module */
@@ -209,7 +210,7 @@ static bool overflow;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic int listener = -1;
-static atomic_bool stop_sup, no_continue, fail_next_rseq;
+static atomic_bool stop_sup, no_continue, fail_next_rseq, fail_next_write;
 static atomic_ulong n_register;
 /* the key being updated and its new target */
 static struct static_call_key *_Atomic watch_key;
@@ -274,6 +275,7 @@ static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
 		size_t len = (size_t)d->args[2];
 
 		ev->type = 'W';
+		ev->injected = *inject = atomic_exchange(&fail_next_write, false);
 		ev->d0 = ndiffs;
 		for (size_t i = 0; i < len; i++) {
 			if (buf[i] == at[i])
@@ -325,7 +327,8 @@ static void *supervisor(void *arg)
 		memset(resp, 0, rps);
 		resp->id = req->id;
 		if (inject) {
-			resp->error = -ENOMEM;
+			resp->error = req->data.nr == __NR_pwrite64 ? -EPERM
+								    : -ENOMEM;
 		} else {
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		}
@@ -358,8 +361,9 @@ static int install_filter(void)
 
 /* ---- naming the bytes ------------------------------------------------------ */
 
-/* The module's records, once it is open (libsc_proto.c). */
+/* The modules' records, once they are open (libsc_proto.c). */
 static const struct sy_sc_rec *mod_start, *mod_stop;
+static const struct sy_test_entry *kmod_start, *kmod_stop;
 
 static char byte_class(const struct diff *d, const void **site)
 {
@@ -391,13 +395,19 @@ static char byte_class(const struct diff *d, const void **site)
 			return '?';
 		}
 	}
-	for (struct sy_test_entry *e = __start_sy_jump_entries;
-	     e < __stop_sy_jump_entries; e++) {
-		uintptr_t c = (uintptr_t)sy_test_code(e);
+	const struct sy_test_entry *kset[2][2] = {
+		{ __start_sy_jump_entries, __stop_sy_jump_entries },
+		{ kmod_start, kmod_stop },
+	};
+	for (int s = 0; s < 2; s++) {
+		for (const struct sy_test_entry *e = kset[s][0];
+		     e && e < kset[s][1]; e++) {
+			uintptr_t c = (uintptr_t)sy_test_code(e);
 
-		if (d->addr >= c && d->addr < c + 5) {
-			*site = e;
-			return 'K';
+			if (d->addr >= c && d->addr < c + 5) {
+				*site = e;
+				return 'K';
+			}
 		}
 	}
 	*site = NULL;
@@ -463,11 +473,13 @@ static size_t tokens_of(struct token *tok, size_t cap, bool *func_ok)
 			}
 			if (!cls[0])
 				strcpy(cls, "=");	/* wrote what was there */
-			/* "J+P": a write that mixes kinds */
-			for (size_t l = 0, o = 0; cls[l] && o < 7; l++) {
+			/* "J+P": a write that mixes kinds; "K!": failed */
+			for (size_t l = 0, o = 0; cls[l] && o < 6; l++) {
 				if (l)
 					t.name[o++] = '+';
 				t.name[o++] = cls[l];
+				if (!cls[l + 1] && ev->injected)
+					t.name[o++] = '!';
 			}
 			if (n && !strcmp(tok[n - 1].name, t.name) &&
 			    strchr("JTPAIK", t.name[0]) && !t.name[1]) {
@@ -879,8 +891,9 @@ int main(int argc, char **argv)
 	int fd, r, bad = 0;
 	char modpath[4096];
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s DESIGN.md MODULE_SC MODULE_CPU\n",
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s DESIGN.md MODULE_SC MODULE_CPU "
+			"MODULE_KEYS\n",
 			argv[0]);
 		return 2;
 	}
@@ -933,6 +946,59 @@ int main(int argc, char **argv)
 		    (unsigned)(sy_test_check_sites(&proto_batch_a.key) +
 			       sy_test_check_sites(&proto_batch_b.key)));
 	FAILS(F_RESULT, run_keys() == 3 + 4 + 8 + 16);
+
+	/*
+	 * A stale table: a module whose registration write fails (injected
+	 * EPERM, no RWX window under the strict policy) keeps what the file
+	 * held. A batch of keys then goes one key at a time (each key's
+	 * change also brings every stale table to its keys' state); the
+	 * first that succeeds makes the table normal, and the next batch is
+	 * one batch again.
+	 */
+	{
+		void *km;
+		int (*km_site)(void) = NULL;
+
+		trace_reset(NULL, NULL);
+		CHECK_EQ(ctl_set("set proto_batch_? off\n"), 0);
+		check_trace("key-batch", 2);
+		FAILS(F_RESULT, run_keys() == 3 + 16);
+		CHECK_EQ(switchyard_set_policy(SWITCHYARD_POLICY_STRICT), 0);
+		atomic_store(&fail_next_write, true);
+		trace_reset(NULL, NULL);
+		km = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
+		CHECK(km != NULL);
+		if (km) {
+			km_site = (int (*)(void))dlsym(km, "proto_keys_site");
+			kmod_start = *(const struct sy_test_entry **)dlsym(
+				km, "proto_keys_start");
+			kmod_stop = *(const struct sy_test_entry **)dlsym(
+				km, "proto_keys_stop");
+		}
+		check_trace("register-fails", 1);
+		CHECK_EQ(switchyard_set_policy(SWITCHYARD_POLICY_DEFAULT), 0);
+		CHECK(km_site != NULL);
+		if (km_site) {
+			/* stale: what the file held (a jump), key off */
+			FAILS(F_RESULT, km_site() == 1);
+			trace_reset(NULL, NULL);
+			CHECK_EQ(ctl_set("set proto_batch_? on\n"), 0);
+			check_trace("key-batch-stale", 1);
+			sy_test_check_sites(&proto_batch_a.key);
+			sy_test_check_sites(&proto_batch_b.key);
+			FAILS(F_RESULT, run_keys() == 3 + 4 + 8 + 16);
+			FAILS(F_RESULT, km_site() == 1);
+			trace_reset(NULL, NULL);
+			CHECK_EQ(ctl_set("set proto_batch_? off\n"), 0);
+			check_trace("key-batch", 3);
+			sy_test_check_sites(&proto_batch_a.key);
+			FAILS(F_RESULT, run_keys() == 3 + 16);
+			FAILS(F_RESULT, km_site() == 0);
+		}
+		kmod_start = kmod_stop = NULL;
+		if (km)
+			CHECK_EQ(dlclose(km), 0);
+	}
 	CHECK_EQ(switchyard_control_stop(), 0);
 
 	/* static calls: a function, the same, NULL, RET0, a native, back */
