@@ -673,15 +673,16 @@ static bool stub_page(uintptr_t addr)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, off;
+		const char *rest;
 		char perm[8];
 		int n = 0;
 
 		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perm,
 			   &off, &n) < 4 || addr < lo || addr >= hi)
 			continue;
-		ok = !strcmp(perm, "r-xp") && !line[n + strspn(line + n, " ")]
-			     ? true : line[n + strspn(line + n, " ")] == '\n' &&
-				     !strcmp(perm, "r-xp");
+		/* no path after the inode: anonymous */
+		rest = line + n + strspn(line + n, " ");
+		ok = !strcmp(perm, "r-xp") && (*rest == '\n' || !*rest);
 		break;
 	}
 	fclose(f);
@@ -757,7 +758,14 @@ static unsigned check_sites(const struct sy_sc_rec *rs,
 						       "\xff\x25\0\0\0\0", 6));
 				memcpy(&tgt, (const void *)(to + 6), 8);
 				FAILS(F_BYTES, tgt == (uintptr_t)f);
+				/* 16-byte slots in an r-x anonymous page filled
+				 * with int3, within 1.5 GiB of the site */
+				FAILS(F_BYTES, to % 16 == 0 &&
+					       !memcmp((const void *)(to + 14),
+						       "\xcc\xcc", 2));
 				FAILS(F_BYTES, stub_page(to));
+				FAILS(F_BYTES, (to > (uintptr_t)c ? to - (uintptr_t)c
+						 : (uintptr_t)c - to) < (3ul << 29));
 			}
 			break;
 		}
