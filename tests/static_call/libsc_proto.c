@@ -45,6 +45,14 @@ API int proto_lib_update(int which)
 		     : static_call_update(proto_lib_call, proto_lib_a);
 }
 
+/* any target, e.g. the program's function: beyond reach from here */
+API int proto_lib_set(long (*f)(long));
+
+API int proto_lib_set(long (*f)(long))
+{
+	return static_call_update(proto_lib_call, f);
+}
+
 API struct static_call_key *proto_lib_key(void)
 {
 	return &STATIC_CALL_KEY(proto_lib_call);

@@ -754,6 +754,9 @@ static unsigned check_sites(const struct sy_sc_rec *rs,
 				/* a stub within reach: jmp *0(%rip); .quad f */
 				uint64_t tgt;
 
+				FAILS(F_BYTES, stub_page(to));
+				if (!stub_page(to))
+					break;	/* nothing to read there */
 				FAILS(F_BYTES, !memcmp((const void *)to,
 						       "\xff\x25\0\0\0\0", 6));
 				memcpy(&tgt, (const void *)(to + 6), 8);
@@ -763,7 +766,6 @@ static unsigned check_sites(const struct sy_sc_rec *rs,
 				FAILS(F_BYTES, to % 16 == 0 &&
 					       !memcmp((const void *)(to + 14),
 						       "\xcc\xcc", 2));
-				FAILS(F_BYTES, stub_page(to));
 				FAILS(F_BYTES, (to > (uintptr_t)c ? to - (uintptr_t)c
 						 : (uintptr_t)c - to) < (3ul << 29));
 			}
@@ -1130,6 +1132,20 @@ int main(int argc, char **argv)
 	check_trace("far-again", PC_SITES);
 	check_pc(K_CALL, (const void *)lib_far);
 	SC_ROW("call", pc, p_add1, K_CALL, p_add1, PC_SITES * 4);
+	/* The other way: the module's sites to the program's function, far
+	 * from them: a stub of their own, within their reach (the one near
+	 * the program's sites for lib_far would not do). */
+	{
+		int (*lib_set)(long (*)(long)) =
+			(int (*)(long (*)(long)))dlsym(mod, "proto_lib_set");
+
+		trace_reset(lib_key, (void *)p_add1);
+		CHECK_EQ(lib_set(p_add1), 0);
+		check_trace("far", nlib);
+		check_sites(mod_start, mod_stop, lib_key, K_CALL,
+			    (const void *)p_add1);
+		FAILS(F_RESULT, lib_run(1) == 2 + 3);
+	}
 	/* unload: no code written; descriptors emptied */
 	{
 		Dl_info info;
