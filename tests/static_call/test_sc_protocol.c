@@ -1158,6 +1158,13 @@ int main(int argc, char **argv)
 	for (const struct sy_sc_rec *rr = mod_start; rr < mod_stop && ntomb < 8; rr++)
 		tomb_descs[ntomb++] = desc_of(rr);
 	mod_start = mod_stop = NULL;
+	/* This thread ran the module's sites last: its rseq_cs names one of
+	 * their descriptors. Cleared (the kernel allows it: the field is the
+	 * thread's), so that a broken unload shows as wrong descriptors
+	 * below, not as this thread's death at its next preemption (which
+	 * test_sc_dlclose checks). */
+	__atomic_store_n((uint64_t *)((char *)__builtin_thread_pointer() +
+				      __rseq_offset + 8), 0, __ATOMIC_RELAXED);
 	trace_reset(NULL, NULL);
 	CHECK_EQ(dlclose(mod), 0);
 	check_trace("unregister", 0);
