@@ -174,14 +174,16 @@ static unsigned fails[F_N];
  * and nothing else.
  */
 static bool row_ok = true;
+static const char *cur_row = "start";
 
 #define FAILS(kind, cond)                                                     \
 	do {                                                                  \
 		if (!(cond) && (row_ok || (kind) == F_TRACE ||               \
 				(kind) == F_SPEC)) {                          \
 			fails[kind]++;                                        \
-			fprintf(stderr, "%s:%d: [%s] %s\n", __FILE__,        \
-				__LINE__, fail_name[kind], #cond);            \
+			fprintf(stderr, "%s:%d: [%s] after row `%s`: %s\n", \
+				__FILE__, __LINE__, fail_name[kind], cur_row, \
+				#cond);                                       \
 		}                                                             \
 	} while (0)
 
@@ -210,7 +212,12 @@ static bool overflow;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Atomic int listener = -1;
-static atomic_bool stop_sup, no_continue, fail_next_rseq, fail_next_write;
+static atomic_bool stop_sup, no_continue, fail_next_rseq;
+/* fail the next write (EPERM): '*' any, or one whose first changed byte
+ * is of that kind ('J', 'P', ...); 0 none */
+static _Atomic char fail_write;
+
+static char byte_class(const struct diff *d, const void **site);
 static atomic_ulong n_register;
 /* the key being updated and its new target */
 static struct static_call_key *_Atomic watch_key;
@@ -274,8 +281,10 @@ static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
 		const uint8_t *at = (const uint8_t *)(uintptr_t)d->args[3];
 		size_t len = (size_t)d->args[2];
 
+		char fw = atomic_load(&fail_write);
+		const void *site;
+
 		ev->type = 'W';
-		ev->injected = *inject = atomic_exchange(&fail_next_write, false);
 		ev->d0 = ndiffs;
 		for (size_t i = 0; i < len; i++) {
 			if (buf[i] == at[i])
@@ -288,6 +297,11 @@ static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
 							 at[i], buf[i] };
 		}
 		ev->d1 = ndiffs;
+		if (fw && (fw == '*' || (ev->d1 > ev->d0 &&
+					 byte_class(&diffs[ev->d0], &site) == fw))) {
+			atomic_store(&fail_write, 0);
+			ev->injected = *inject = true;
+		}
 		nevents++;
 	}
 	pthread_mutex_unlock(&ev_lock);
@@ -584,6 +598,7 @@ static void check_trace(const char *name, unsigned sites)
 				      i ? " " : "", tok[i].name);
 	rows_checked++;
 	row_ok = false;
+	cur_row = name;
 	if (want && strcmp(got, want)) {
 		fails[F_TRACE]++;
 		fprintf(stderr, "row `%s`: trace `%s`, the specification says "
@@ -974,7 +989,7 @@ int main(int argc, char **argv)
 		check_trace("key-batch", 2);
 		FAILS(F_RESULT, run_keys() == 3 + 16);
 		CHECK_EQ(switchyard_set_policy(SWITCHYARD_POLICY_STRICT), 0);
-		atomic_store(&fail_next_write, true);
+		atomic_store(&fail_write, '*');
 		trace_reset(NULL, NULL);
 		km = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
 		CHECK(km != NULL);
@@ -1091,6 +1106,31 @@ int main(int argc, char **argv)
 	check_pc(K_DETOUR, NULL);
 	FAILS(F_RESULT, run_pc(3) == PC_SITES * 5);
 	SC_ROW("rseq-owed", pc, p_add3, K_CALL, p_add3, PC_SITES * 6);
+
+	/*
+	 * Failed writes (EPERM injected, the strict policy: no RWX window).
+	 * The guards' write: nothing changed, the key gets its old target
+	 * back and the update returns the error. The payloads' write: the
+	 * update has taken effect through the detours (0), the sites stay
+	 * on them, and the next update brings them back.
+	 */
+	CHECK_EQ(switchyard_set_policy(SWITCHYARD_POLICY_STRICT), 0);
+	atomic_store(&fail_write, 'J');
+	trace_reset(NULL, NULL);
+	CHECK_EQ(static_call_update(pc, p_add1), -EPERM);
+	check_trace("guards-fail", PC_SITES);
+	FAILS(F_RESULT, STATIC_CALL_KEY(pc).func == (void (*)(void))p_add3);
+	check_pc(K_CALL, (const void *)p_add3);
+	FAILS(F_RESULT, run_pc(3) == PC_SITES * 6);
+	atomic_store(&fail_write, 'P');
+	trace_reset(&STATIC_CALL_KEY(pc), (void *)p_add1);
+	CHECK_EQ(static_call_update(pc, p_add1), 0);
+	check_trace("payloads-fail", PC_SITES);
+	check_pc(K_DETOUR, NULL);
+	FAILS(F_RESULT, run_pc(3) == PC_SITES * 4);
+	CHECK_EQ(switchyard_set_policy(SWITCHYARD_POLICY_DEFAULT), 0);
+	atomic_store(&fail_write, 0);
+	SC_ROW("from-detour", pc, p_add1, K_CALL, p_add1, PC_SITES * 4);
 
 	/* A module: registration (its own call's sites), its updates, a
 	 * far target for the program's sites (a stub), unload. */
