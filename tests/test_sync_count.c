@@ -30,7 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sy_seccomp.h"
+#include "sy_notify.h"
 #include "sy_test.h"
 
 #if !SY_TEST_HAVE_SITES || !defined(__x86_64__) || \
@@ -57,88 +57,33 @@ static NOINLINE int b2(void) { return static_branch_unlikely(&kb); }
 
 /* Counted by the supervisor, per membarrier command. */
 static _Atomic unsigned long n_sync_core, n_register, n_query, n_other;
-static _Atomic int listener = -1;
-static atomic_bool stop, no_continue;
 
-static void *supervisor(void *arg)
+static int on_call(const struct seccomp_data *d, pid_t pid, void *arg)
 {
-	struct seccomp_notif_sizes sizes;
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	int fd;
-
+	(void)pid;
 	(void)arg;
-	/* The kernel's structures may be larger than this header's. */
-	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes))
-		memset(&sizes, 0, sizeof(sizes));
-	req = calloc(1, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif
-							  : sizeof(*req));
-	resp = calloc(1, sizes.seccomp_notif_resp > sizeof(*resp)
-				 ? sizes.seccomp_notif_resp : sizeof(*resp));
-	if (!req || !resp)
-		abort();
-	while ((fd = atomic_load(&listener)) < 0 && !atomic_load(&stop))
-		usleep(1000);
-	while (!atomic_load(&stop)) {
-		struct pollfd p = { fd, POLLIN, 0 };
-
-		/* a timeout, so that the stop flag is seen */
-		if (poll(&p, 1, 100) <= 0 || !(p.revents & POLLIN))
-			continue;
-		memset(req, 0, sizes.seccomp_notif > sizeof(*req)
-				       ? sizes.seccomp_notif : sizeof(*req));
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req))
-			continue;	/* the caller went away (ENOENT) */
-		if (req->data.nr == __NR_membarrier) {
-			switch ((int)req->data.args[0]) {
-			case MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE:
-				atomic_fetch_add(&n_sync_core, 1);
-				break;
-			case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE:
-				atomic_fetch_add(&n_register, 1);
-				break;
-			case MEMBARRIER_CMD_QUERY:
-				atomic_fetch_add(&n_query, 1);
-				break;
-			default:
-				atomic_fetch_add(&n_other, 1);
-				break;
-			}
-		} else {
-			atomic_fetch_add(&n_other, 1);
-		}
-		/* Let the call run as if no filter were there. */
-		resp->id = req->id;
-		resp->val = 0;
-		resp->error = 0;
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) && errno == EINVAL) {
-			/* a kernel without CONTINUE: fail the call instead */
-			atomic_store(&no_continue, true);
-			resp->flags = 0;
-			resp->error = -ENOSYS;
-			ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
-		}
+	if (d->nr != __NR_membarrier) {
+		atomic_fetch_add(&n_other, 1);
+		return 0;
 	}
-	free(req);
-	free(resp);
-	return NULL;
+	switch ((int)d->args[0]) {
+	case MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE:
+		atomic_fetch_add(&n_sync_core, 1);
+		break;
+	case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE:
+		atomic_fetch_add(&n_register, 1);
+		break;
+	case MEMBARRIER_CMD_QUERY:
+		atomic_fetch_add(&n_query, 1);
+		break;
+	default:
+		atomic_fetch_add(&n_other, 1);
+		break;
+	}
+	return 0;	/* let it run as if no filter were there */
 }
 
-/* membarrier -> user notification; everything else runs. Returns the
- * listener's descriptor or -errno. */
-static int install_filter(void)
-{
-	struct sock_filter f[] = {
-		SY_SECCOMP_PROLOGUE,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-
-	return sy_seccomp_install(f, sizeof(f) / sizeof(f[0]),
-				  SECCOMP_FILTER_FLAG_NEW_LISTENER);
-}
+static struct sy_notify sup = SY_NOTIFY_INIT(on_call, NULL);
 
 static struct switchyard_stats last;
 static unsigned long last_seen, expect_batches, expect_sites;
@@ -175,7 +120,7 @@ int main(void)
 {
 	struct switchyard_stats pre, s0, s1;
 	unsigned long seen0;
-	pthread_t sup;
+	static const int nrs[] = { __NR_membarrier };
 	long q, q2;
 	int na, nb, fd, i = -1;
 
@@ -192,19 +137,17 @@ int main(void)
 
 	switchyard_get_stats(&pre);
 	/* Before the filter: the thread must not be under it. */
-	pthread_create(&sup, NULL, supervisor, NULL);
-	fd = install_filter();
+	sy_notify_start(&sup);
+	fd = sy_notify_filter(&sup, nrs, 1);
 	if (fd < 0) {
-		atomic_store(&stop, true);
-		pthread_join(sup, NULL);
+		sy_notify_stop(&sup);
 		SKIP("cannot install a seccomp filter with a user-notification "
 		     "listener: %s", strerror(-fd));
 	}
-	atomic_store(&listener, fd);
 	/* A harmless call through the filter first: is it seen, and does
 	 * CONTINUE let it run? */
 	q2 = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-	if (atomic_load(&no_continue))
+	if (atomic_load(&sup.no_continue))
 		SKIP("the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE");
 	CHECK_EQ(q2, q);
 	CHECK_EQ(atomic_load(&n_query), 1);
@@ -257,8 +200,7 @@ int main(void)
 	       (unsigned long long)(s1.patch_batches - s0.patch_batches),
 	       (unsigned long long)(s1.patched_sites - s0.patched_sites));
 
-	atomic_store(&stop, true);
-	pthread_join(sup, NULL);
+	sy_notify_stop(&sup);
 	return sy_test_done("sync_count");
 }
 #endif

@@ -72,7 +72,7 @@
 #include <unistd.h>
 
 #include "sy_sc_sites.h"
-#include "sy_seccomp.h"
+#include "sy_notify.h"
 #include "sy_test.h"
 
 #if !defined(SY__ARCH_HAVE_STATIC_CALL) || !SY_TEST_HAVE_SITES ||             \
@@ -211,8 +211,7 @@ static size_t nevents, ndiffs;
 static bool overflow;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static _Atomic int listener = -1;
-static atomic_bool stop_sup, no_continue, fail_next_rseq;
+static atomic_bool fail_next_rseq;
 /* fail the next write (EPERM): '*' any, or one whose first changed byte
  * is of that kind ('J', 'P', ...); 0 none */
 static _Atomic char fail_write;
@@ -238,17 +237,20 @@ static bool is_mem_fd(pid_t pid, int fd)
 	return !strcmp(t, want);
 }
 
-static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
+/* The supervisor's callback (sy_notify.h): 0, or the error to fail the
+ * call with. */
+static int record(const struct seccomp_data *d, pid_t pid, void *arg)
 {
 	struct event *ev;
 	struct static_call_key *k = atomic_load(&watch_key);
+	bool injected = false;
 
-	*inject = false;
+	(void)arg;
 	pthread_mutex_lock(&ev_lock);
 	if (nevents == MAX_EVENTS) {
 		overflow = true;
 		pthread_mutex_unlock(&ev_lock);
-		return;
+		return 0;
 	}
 	ev = &events[nevents];
 	memset(ev, 0, sizeof(*ev));
@@ -260,19 +262,19 @@ static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
 
 		if (cmd == MEMBARRIER_CMD_QUERY) {
 			pthread_mutex_unlock(&ev_lock);
-			return;
+			return 0;
 		}
 		if (cmd == MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE ||
 		    cmd == MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ) {
 			atomic_fetch_add(&n_register, 1);
 			pthread_mutex_unlock(&ev_lock);
-			return;
+			return 0;
 		}
 		ev->type = 'M';
 		ev->cmd = cmd;
 		if (cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ &&
 		    atomic_exchange(&fail_next_rseq, false))
-			ev->injected = *inject = true;
+			ev->injected = injected = true;
 		nevents++;
 	} else if (d->nr == __NR_pwrite64 && is_mem_fd(pid, (int)d->args[0])) {
 		/* the caller waits: its buffer and the code are stable, and
@@ -300,78 +302,15 @@ static void record(const struct seccomp_data *d, pid_t pid, bool *inject)
 		if (fw && (fw == '*' || (ev->d1 > ev->d0 &&
 					 byte_class(&diffs[ev->d0], &site) == fw))) {
 			atomic_store(&fail_write, 0);
-			ev->injected = *inject = true;
+			ev->injected = injected = true;
 		}
 		nevents++;
 	}
 	pthread_mutex_unlock(&ev_lock);
+	return !injected ? 0 : d->nr == __NR_pwrite64 ? -EPERM : -ENOMEM;
 }
 
-static void *supervisor(void *arg)
-{
-	struct seccomp_notif_sizes sizes;
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	size_t rqs, rps;
-	int fd;
-
-	(void)arg;
-	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes))
-		memset(&sizes, 0, sizeof(sizes));
-	rqs = sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif
-						   : sizeof(*req);
-	rps = sizes.seccomp_notif_resp > sizeof(*resp)
-		      ? sizes.seccomp_notif_resp : sizeof(*resp);
-	req = calloc(1, rqs);
-	resp = calloc(1, rps);
-	if (!req || !resp)
-		abort();	/* nothing to test without them */
-	while ((fd = atomic_load(&listener)) < 0 && !atomic_load(&stop_sup))
-		usleep(1000);
-	while (!atomic_load(&stop_sup)) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		bool inject;
-
-		if (poll(&p, 1, 100) <= 0 || !(p.revents & POLLIN))
-			continue;
-		memset(req, 0, rqs);
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req))
-			continue;
-		record(&req->data, (pid_t)req->pid, &inject);
-		memset(resp, 0, rps);
-		resp->id = req->id;
-		if (inject) {
-			resp->error = req->data.nr == __NR_pwrite64 ? -EPERM
-								    : -ENOMEM;
-		} else {
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		}
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp) && errno == EINVAL &&
-		    !inject) {
-			atomic_store(&no_continue, true);
-			resp->flags = 0;
-			resp->error = -ENOSYS;
-			ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
-		}
-	}
-	free(req);
-	free(resp);
-	return NULL;
-}
-
-static int install_filter(void)
-{
-	struct sock_filter f[] = {
-		SY_SECCOMP_PROLOGUE,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-
-	return sy_seccomp_install(f, sizeof(f) / sizeof(f[0]),
-				  SECCOMP_FILTER_FLAG_NEW_LISTENER);
-}
+static struct sy_notify sup = SY_NOTIFY_INIT(record, NULL);
 
 /* ---- naming the bytes ------------------------------------------------------ */
 
@@ -910,7 +849,8 @@ int main(int argc, char **argv)
 	long (*lib_far)(long), (*lib_run)(long);
 	int (*lib_update)(int);
 	struct static_call_key *lib_key;
-	pthread_t sup, other;
+	static const int nrs[] = { __NR_membarrier, __NR_pwrite64 };
+	pthread_t other;
 	unsigned n, ntomb = 0, nlib;
 	long q;
 	int fd, r, bad = 0;
@@ -934,24 +874,22 @@ int main(int argc, char **argv)
 	/* Warm up before the filter: both membarrier commands registered,
 	 * so that a row's trace holds its own commands only. A second
 	 * thread exists (the supervisor): the library syncs. */
-	pthread_create(&sup, NULL, supervisor, NULL);
+	sy_notify_start(&sup);
 	CHECK_EQ(static_call_update(pc_late, p_add1), 0);
 	CHECK_EQ(static_call_update(pc_late, p_add2), 0);
 	CHECK_EQ(run_late(1), 3);
-	fd = install_filter();
+	fd = sy_notify_filter(&sup, nrs, 2);
 	if (fd < 0) {
-		atomic_store(&stop_sup, true);
-		pthread_join(sup, NULL);
+		sy_notify_stop(&sup);
 		SKIP("cannot install a seccomp filter with a listener: %s",
 		     strerror(-fd));
 	}
-	atomic_store(&listener, fd);
 	/* a thread under the filter too: nothing it does is traced */
 	pthread_create(&other, NULL, sc_thread_body, NULL);
 	pthread_join(other, NULL);
 	trace_reset(NULL, NULL);
 	CHECK_EQ(syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0), q);
-	if (atomic_load(&no_continue))
+	if (atomic_load(&sup.no_continue))
 		SKIP("the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE");
 
 	n = check_pc(K_CALL, (const void *)p_add1);
@@ -1239,8 +1177,7 @@ int main(int argc, char **argv)
 		dlclose(cpu);
 	}
 
-	atomic_store(&stop_sup, true);
-	pthread_join(sup, NULL);
+	sy_notify_stop(&sup);
 
 	printf("%u rows traced against %zu rows of the specification%s%s\n",
 	       rows_checked, nspec, BROKEN_WHAT[0] ? "; broken build: " : "",
