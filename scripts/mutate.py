@@ -76,6 +76,8 @@ MUTANTS = {
          "\t\t\tfix_add(preps, nprep, &d, &fx);", "\t\t\t(void)nprep;"),
     22: ("lock.c", "queued reports are never written",
          "\tsy_report_flush();\n\t__atomic_signal_fence", "\t__atomic_signal_fence"),
+    23: ("registry.c", "an empty table past the last segment: its object not found at unload",
+         "\tif (!o.found)\n\t\tsy_obj_lookup((uintptr_t)start - 1, &o);\n", ""),
 }
 
 # The second set (ids 101..): written from src/ and doc/DESIGN.md alone,
