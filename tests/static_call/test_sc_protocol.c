@@ -24,6 +24,7 @@
  *   S  membarrier(PRIVATE_EXPEDITED_SYNC_CORE)
  *   R  membarrier(PRIVATE_EXPEDITED_RSEQ)  R! the same, failed on purpose
  *   K! (any kind!) a write failed on purpose (EPERM)
+ *   V! the mprotect() that closes a write window failed on purpose
  *
  * Consecutive writes of one kind are one token (a batch may take several
  * writes); a write that mixes kinds is one token naming both ("J+P"),
@@ -65,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -215,6 +217,8 @@ static atomic_bool fail_next_rseq;
 /* fail the next write (EPERM): '*' any, or one whose first changed byte
  * is of that kind ('J', 'P', ...); 0 none */
 static _Atomic char fail_write;
+/* fail the next mprotect() that restores a window's protection (r-x) */
+static atomic_bool fail_restore;
 
 static char byte_class(const struct diff *d, const void **site);
 static atomic_ulong n_register;
@@ -257,7 +261,15 @@ static int record(const struct seccomp_data *d, pid_t pid, void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &ev->t);
 	ev->func_ok = !k || (void *)__atomic_load_n(&k->func, __ATOMIC_ACQUIRE) ==
 				    atomic_load(&watch_func);
-	if (d->nr == __NR_membarrier) {
+	if (d->nr == __NR_mprotect) {
+		/* only the one the test fails is an event */
+		if (d->args[2] == (PROT_READ | PROT_EXEC) &&
+		    atomic_exchange(&fail_restore, false)) {
+			ev->type = 'V';
+			ev->injected = injected = true;
+			nevents++;
+		}
+	} else if (d->nr == __NR_membarrier) {
 		int cmd = (int)d->args[0];
 
 		if (cmd == MEMBARRIER_CMD_QUERY) {
@@ -307,7 +319,7 @@ static int record(const struct seccomp_data *d, pid_t pid, void *arg)
 		nevents++;
 	}
 	pthread_mutex_unlock(&ev_lock);
-	return !injected ? 0 : d->nr == __NR_pwrite64 ? -EPERM : -ENOMEM;
+	return !injected ? 0 : d->nr == __NR_membarrier ? -ENOMEM : -EPERM;
 }
 
 static struct sy_notify sup = SY_NOTIFY_INIT(record, NULL);
@@ -401,7 +413,9 @@ static size_t tokens_of(struct token *tok, size_t cap, bool *func_ok)
 
 		memset(&t, 0, sizeof(t));
 		t.func_ok = ev->func_ok;
-		if (ev->type == 'M') {
+		if (ev->type == 'V') {
+			strcpy(t.name, "V!");
+		} else if (ev->type == 'M') {
 			snprintf(t.name, sizeof(t.name), "%s%s",
 				 ev->cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE
 					 ? "S"
@@ -849,7 +863,8 @@ int main(int argc, char **argv)
 	long (*lib_far)(long), (*lib_run)(long);
 	int (*lib_update)(int);
 	struct static_call_key *lib_key;
-	static const int nrs[] = { __NR_membarrier, __NR_pwrite64 };
+	static const int nrs[] = { __NR_membarrier, __NR_pwrite64,
+				   __NR_mprotect };
 	pthread_t other;
 	unsigned n, ntomb = 0, nlib;
 	long q;
@@ -878,7 +893,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(static_call_update(pc_late, p_add1), 0);
 	CHECK_EQ(static_call_update(pc_late, p_add2), 0);
 	CHECK_EQ(run_late(1), 3);
-	fd = sy_notify_filter(&sup, nrs, 2);
+	fd = sy_notify_filter(&sup, nrs, 3);
 	if (fd < 0) {
 		sy_notify_stop(&sup);
 		SKIP("cannot install a seccomp filter with a listener: %s",
@@ -901,6 +916,22 @@ int main(int argc, char **argv)
 	CHECK_EQ(static_branch_enable(&pk), 0);
 	check_trace("key", (unsigned)sy_test_check_sites(&pk.key));
 	FAILS(F_RESULT, run_keys() == 3 + 16);
+
+	/*
+	 * A write that happens and then fails: /proc/self/mem refuses
+	 * (EPERM injected), the RWX window writes, then cannot restore the
+	 * pages' protection (injected). Every change of the chunk was
+	 * written, so every one must be undone (through /proc/self/mem
+	 * again), and the key keeps its state.
+	 */
+	atomic_store(&fail_write, '*');
+	atomic_store(&fail_restore, true);
+	trace_reset(NULL, NULL);
+	CHECK_EQ(static_branch_disable(&pk), -EPERM);
+	check_trace("key-undone", (unsigned)sy_test_check_sites(&pk.key));
+	FAILS(F_RESULT, static_key_enabled(&pk.key));
+	FAILS(F_RESULT, run_keys() == 3 + 16);
+	atomic_store(&fail_restore, false);
 	CHECK_EQ(switchyard_control_start(), 0);
 	trace_reset(NULL, NULL);
 	r = ctl_set("set proto_batch_? on\n");
