@@ -146,6 +146,41 @@ NOINLINE static int run_keys(void)
 	       16 * static_branch_likely(&proto_keep_c);
 }
 
+/* a key with one site, under a "debugger's breakpoint" (int3 planted by
+ * the test: key sites need no tracer for that) */
+DEFINE_STATIC_KEY_TRUE(pk_bp);
+NOINLINE static int run_bp(void) { return static_branch_unlikely(&pk_bp); }
+
+/* The first site of key in this program, or 0. */
+static uintptr_t key_site(const struct static_key *key)
+{
+	for (struct sy_test_entry *e = __start_sy_jump_entries;
+	     e < __stop_sy_jump_entries; e++)
+		if ((e->key & ~3ul) == (uintptr_t)key)
+			return (uintptr_t)sy_test_code(e);
+	return 0;
+}
+
+/* Plant b over key's site's opcode in this program (through
+ * /proc/self/mem, as a debugger does); its address, or 0. */
+static uintptr_t plant(const struct static_key *key, uint8_t b)
+{
+	uintptr_t at = key_site(key);
+
+	if (at) {
+		int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		bool ok;
+
+		if (fd < 0)
+			return 0;
+		ok = pwrite(fd, &b, 1, (off_t)at) == 1;
+		close(fd);
+		if (!ok)
+			at = 0;
+	}
+	return at;
+}
+
 /* a run-time constant read here and by the CPU module */
 API unsigned int proto_limit;
 NOINLINE static long run_rc(void) { return (long)runtime_const_u32(proto_limit); }
@@ -932,6 +967,36 @@ int main(int argc, char **argv)
 	FAILS(F_RESULT, static_key_enabled(&pk.key));
 	FAILS(F_RESULT, run_keys() == 3 + 16);
 	atomic_store(&fail_restore, false);
+
+	/*
+	 * A breakpoint over a key's site: the opcode under it is the
+	 * debugger's (JMP, the key is on) and never written; disabling the
+	 * key writes the rel only (0: the JMP gdb puts back falls through),
+	 * a batch of fix-ups alone, which needs its sync as any other. Then
+	 * the debugger puts its byte back; the next change first brings the
+	 * site back to canonical form, a path-keeping step at a time.
+	 */
+	{
+		uintptr_t at = key_site(&pk_bp.key);
+
+		FAILS(F_RESULT, run_bp() == 1);
+		CHECK(at != 0);
+		if (at) {
+			uint8_t jmp = *(const uint8_t *)at;
+
+			CHECK(plant(&pk_bp.key, 0xcc) == at);
+			trace_reset(NULL, NULL);
+			CHECK_EQ(static_branch_disable(&pk_bp), 0);
+			check_trace("key-under-bp", 1);
+			CHECK(plant(&pk_bp.key, jmp) == at);	/* delete */
+			FAILS(F_RESULT, run_bp() == 0);
+			trace_reset(NULL, NULL);
+			CHECK_EQ(static_branch_enable(&pk_bp), 0);
+			check_trace("key-after-bp", 1);
+			sy_test_check_sites(&pk_bp.key);
+			FAILS(F_RESULT, run_bp() == 1);
+		}
+	}
 	CHECK_EQ(switchyard_control_start(), 0);
 	trace_reset(NULL, NULL);
 	r = ctl_set("set proto_batch_? on\n");
