@@ -7,7 +7,9 @@
  * the child's key has count 0 and every site of it falls through. The
  * parent is not affected: its count stays 1 and its sites jump until it
  * flushes. The fork is done twice: from the main thread and from another
- * thread while the main thread runs the sites.
+ * thread while the main thread runs the sites. The child then queues a
+ * decrement of its own (20 ms): its worker (the parent's did not come
+ * across fork()) must run it, without a flush.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +20,7 @@
 #include "sy_watchdog.h"
 
 DEFINE_STATIC_KEY_DEFERRED_FALSE(fc_key, 10000);
+DEFINE_STATIC_KEY_DEFERRED_FALSE(fc_fast, 20);
 
 __attribute__((noinline)) static int fc_site(void)
 {
@@ -51,6 +54,13 @@ __attribute__((noreturn)) static void child(void)
 	CHECK_EQ(static_branch_dec(&fc_key.key), 0);
 	CHECK_EQ(fc_site() + fc_site_2(), 0);
 	sy_test_check_sites(&fc_key.key.key);
+	/* a deferred decrement of the child's own: run by a worker of its
+	 * own (the watchdog's 20 s bound the wait) */
+	CHECK_EQ(static_branch_deferred_inc(&fc_fast), 0);
+	CHECK_EQ(static_branch_slow_dec_deferred(&fc_fast), 0);
+	for (int i = 0; i < 5000 && static_key_enabled(&fc_fast.key.key); i++)
+		sy_sleep_ms(2);
+	CHECK_EQ(static_key_count(&fc_fast.key.key), 0);
 	fflush(stdout);
 	_exit(sy_test_failures ? 1 : 0);
 }
