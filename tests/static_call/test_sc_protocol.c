@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "sy_sc_sites.h"
+#include "sy_ctl.h"
 #include "sy_notify.h"
 #include "sy_test.h"
 
@@ -792,45 +793,13 @@ static unsigned check_pc(enum kind kind, const void *f)
 
 static int ctl_set(const char *req)
 {
-	char path[4096], buf[4096];
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int s, dir, r = -1;
-	ssize_t n;
-	size_t got = 0;
-	char *slash;
+	char buf[4096];
+	int s = sy_ctl_connect(), r;
 
-	if (switchyard_control_path(0, path, sizeof(path)) < 0)
+	if (s < 0)
 		return -1;
-	slash = strrchr(path, '/');
-	if (!slash || strlen(slash + 1) >= sizeof(a.sun_path))
-		return -1;
-	*slash = 0;
-	dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0 || chdir(path)) {
-		if (dir >= 0)
-			close(dir);
-		return -1;
-	}
-	strcpy(a.sun_path, slash + 1);
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s >= 0 && !connect(s, (struct sockaddr *)&a, sizeof(a)) &&
-	    write(s, req, strlen(req)) == (ssize_t)strlen(req)) {
-		while (got < sizeof(buf) - 1 &&
-		       (n = read(s, buf + got, sizeof(buf) - 1 - got)) > 0) {
-			got += (size_t)n;
-			if (buf[got - 1] == '\n')
-				break;
-		}
-		buf[got] = 0;
-		r = strstr(buf, "error") ? -1 : 0;
-		if (r)
-			fprintf(stderr, "control: %s -> %s", req, buf);
-	}
-	if (s >= 0)
-		close(s);
-	if (fchdir(dir))
-		r = -1;
-	close(dir);
+	r = sy_ctl_ask(s, req, buf, sizeof(buf));
+	close(s);
 	return r;
 }
 
