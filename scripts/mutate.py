@@ -125,12 +125,17 @@ def run_suite(build, f=None):
 
 def main():
     args = sys.argv[1:]
-    if args and args[0] == "--fresh":
-        args = [str(i) for i in FRESH]
-    if args and args[0] == "--list":
+    fresh = "--fresh" in args
+    if "--list" in args:
         for i, m in MUTANTS.items():
-            print(f"{i:3}  src/{m[0]:14} {m[1]}")
+            if not fresh or i in FRESH:
+                print(f"{i:3}  src/{m[0]:14} {m[1]}")
         return 0
+    if fresh:
+        if args != ["--fresh"]:
+            print("--fresh takes no ids (it runs the whole second set)")
+            return 2
+        args = [str(i) for i in FRESH]
     repo, work = os.environ["SY_REPO"], os.environ["SY_WORK"]
     ids = [int(a) for a in args if a.isdigit() and int(a) in MUTANTS]
     if len(ids) != len(args):

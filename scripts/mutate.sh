@@ -19,9 +19,9 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-if [ "${1:-}" = "--list" ]; then
-	exec python3 "$here/mutate.py" --list
-fi
+case " $* " in
+*" --list "*) exec python3 "$here/mutate.py" "$@" ;;
+esac
 work=${SY_WORK:-/tmp/switchyard-mutate}
 rm -rf "$work/src"
 mkdir -p "$work/src"
