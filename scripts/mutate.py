@@ -125,6 +125,9 @@ def run_suite(build, f=None):
 
 def main():
     args = sys.argv[1:]
+    check = args[:1] == ["--check"]	# mutate.sh: the ids, before the copy
+    if check:
+        args = args[1:]
     fresh = "--fresh" in args
     if "--list" in args:
         for i, m in MUTANTS.items():
@@ -136,11 +139,13 @@ def main():
             print("--fresh takes no ids (it runs the whole second set)")
             return 2
         args = [str(i) for i in FRESH]
-    repo, work = os.environ["SY_REPO"], os.environ["SY_WORK"]
     ids = [int(a) for a in args if a.isdigit() and int(a) in MUTANTS]
     if len(ids) != len(args):
         print("unknown mutant id among: " + " ".join(args) + " (see --list)")
         return 2
+    if check:
+        return 0
+    repo, work = os.environ["SY_REPO"], os.environ["SY_WORK"]
     ids = ids or list(MUTANTS)
     src, build = os.path.join(work, "src"), os.path.join(work, "build")
     # every mutant must apply before anything runs

@@ -22,6 +22,7 @@ repo=$(cd "$here/.." && pwd)
 case " $* " in
 *" --list "*) exec python3 "$here/mutate.py" "$@" ;;
 esac
+python3 "$here/mutate.py" --check "$@" || exit 2
 work=${SY_WORK:-/tmp/switchyard-mutate}
 rm -rf "$work/src"
 mkdir -p "$work/src"
