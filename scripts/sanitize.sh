@@ -1,22 +1,38 @@
 #!/bin/sh
-# sanitize.sh - build the library and the unit tests with ASan+UBSan, and
-# again with TSan, and run the unit tests (label "unit") under each.
+# sanitize.sh [CTEST-REGEX] - build the library and the unit tests with
+# ASan+UBSan, and again with TSan, and run the unit tests (label "unit";
+# those matching CTEST-REGEX only, if given) under each, two at a time.
 set -eu
 cd "$(dirname "$0")/.."
-root=$PWD	# the tests run in the build directory: $PWD is that there
+case "${1:-}" in
+-h|--help) sed -n '2,4p' "$0" | sed 's/^# //'; exit 0 ;;
+-*) echo "sanitize.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
+only=${1:-}
 ./scripts/deps.sh
 gen=""
 command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
+# TSan splits its options at spaces: its suppressions file goes by a path
+# without any, whatever the checkout's
+supp=$(mktemp /tmp/sy-tsan.XXXXXX)
+trap 'rm -f "$supp"' EXIT
+cp tests/tsan.supp "$supp"
 rc=0
 for san in address,undefined thread; do
 	dir=build-san-$(echo $san | tr , -)
-	cmake -S . -B $dir $gen -DSWITCHYARD_SANITIZE=$san -DSWITCHYARD_BUILD_BENCH=OFF \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $dir >/dev/null
+	log=$dir.log
+	if ! { cmake -S . -B $dir $gen -DSWITCHYARD_SANITIZE=$san \
+		-DSWITCHYARD_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+	       cmake --build $dir; } >"$log" 2>&1; then
+		tail -n 40 "$log"
+		echo "sanitize.sh: the $san build failed (all of it in $log)" >&2
+		exit 1
+	fi
 	echo "== $san"
 	(cd $dir && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ASAN_OPTIONS=detect_leaks=1 \
-		TSAN_OPTIONS="halt_on_error=1 suppressions=$root/tests/tsan.supp" \
-		ctest -L unit --output-on-failure) || rc=1
+		TSAN_OPTIONS="halt_on_error=1 suppressions=$supp" \
+		ctest -L unit -j2 --output-on-failure ${only:+-R "$only"}) || rc=1
 done
+echo "sanitize.sh: $( [ $rc = 0 ] && echo PASS || echo FAIL)"
 exit $rc

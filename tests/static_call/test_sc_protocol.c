@@ -214,14 +214,20 @@ static unsigned fails[F_N];
 static bool row_ok = true;
 static const char *cur_row = "start";
 
+/* Each failing line is printed 3 times at most (a wrong descriptor fails
+ * for every site of every row). */
 #define FAILS(kind, cond)                                                     \
 	do {                                                                  \
+		static unsigned said_;                                        \
 		if (!(cond) && (row_ok || (kind) == F_TRACE ||               \
 				(kind) == F_SPEC)) {                          \
 			fails[kind]++;                                        \
-			fprintf(stderr, "%s:%d: [%s] after row `%s`: %s\n", \
-				__FILE__, __LINE__, fail_name[kind], cur_row, \
-				#cond);                                       \
+			if (++said_ <= 3)                                     \
+				fprintf(stderr, "%s:%d: [%s] after row `%s`: " \
+					"%s%s\n", __FILE__, __LINE__,         \
+					fail_name[kind], cur_row, #cond,      \
+					said_ == 3 ? " (and again: not "      \
+					"said any more)" : "");               \
 		}                                                             \
 	} while (0)
 
@@ -518,20 +524,21 @@ static void trace_reset(struct static_call_key *key, void *func)
 struct row {
 	char name[32];
 	char trace[64];
+	bool used;		/* some update was checked against it */
 };
 static struct row spec[64];
 static size_t nspec;
 
-static void read_spec(const char *path)
+/* false (said) when the file cannot be read or holds no such table */
+static bool read_spec(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	char line[512];
-	bool in = false;
+	bool in = false, bad = false;
 
 	if (!f) {
 		fprintf(stderr, "cannot read %s: %s\n", path, strerror(errno));
-		fails[F_SPEC]++;
-		return;
+		return false;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char name[32], trace[64];
@@ -540,24 +547,46 @@ static void read_spec(const char *path)
 			in = strstr(line, "Protocol traces") != NULL;
 			continue;
 		}
-		if (!in || nspec == 64 ||
-		    sscanf(line, "| `%31[^`]` | `%63[^`]` |", name, trace) != 2)
+		if (!in || sscanf(line, "| `%31[^`]` | `%63[^`]` |", name,
+				  trace) != 2)
 			continue;
+		for (size_t i = 0; i < nspec; i++)
+			if (!strcmp(spec[i].name, name)) {
+				fprintf(stderr, "%s: row `%s` twice in the "
+					"table \"Protocol traces\"\n", path,
+					name);
+				bad = true;
+			}
+		if (nspec == 64) {
+			fprintf(stderr, "%s: more than 64 rows\n", path);
+			bad = true;
+			break;
+		}
 		snprintf(spec[nspec].name, sizeof(spec[nspec].name), "%s", name);
 		/* `-`: nothing at all */
 		snprintf(spec[nspec].trace, sizeof(spec[nspec].trace), "%s",
 			 strcmp(trace, "-") ? trace : "");
 		nspec++;
 	}
+	if (ferror(f)) {
+		fprintf(stderr, "cannot read %s: %s\n", path, strerror(errno));
+		bad = true;
+	} else if (nspec < 16) {
+		fprintf(stderr, "%s: no table \"Protocol traces\" (%zu rows)\n",
+			path, nspec);
+		bad = true;
+	}
 	fclose(f);
-	FAILS(F_SPEC, nspec >= 16);
+	return !bad;
 }
 
 static const char *spec_of(const char *name)
 {
 	for (size_t i = 0; i < nspec; i++)
-		if (!strcmp(spec[i].name, name))
+		if (!strcmp(spec[i].name, name)) {
+			spec[i].used = true;
 			return spec[i].trace;
+		}
 	fprintf(stderr, "row `%s` missing from the specification table\n",
 		name);
 	fails[F_SPEC]++;
@@ -851,6 +880,58 @@ static int ctl_set(const char *req)
 #define BROKEN_MUST F_BIT(F_TRACE)
 #endif
 
+/* A symbol of a module: the test cannot go on without it. */
+static void *need(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		fprintf(stderr, "%s: not in the module given (argument order: "
+			"DESIGN.md MODULE_SC MODULE_CPU MODULE_KEYS)\n", name);
+		exit(1);
+	}
+	return p;
+}
+
+/* Whether this process may write its code through /proc/self/mem (a
+ * process that is not dumpable, for one, may not): one byte of main()
+ * written with its own value. errno says why not. */
+static bool procmem_writable(void)
+{
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	uint8_t b;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	memcpy(&b, (const void *)(uintptr_t)procmem_writable, 1);
+	ok = pwrite(fd, &b, 1, (off_t)(uintptr_t)procmem_writable) == 1;
+	close(fd);
+	return ok;
+}
+
+/* The library's messages: the faults this test injects make it say
+ * things (denied writes, a failed barrier) that are expected. Kept, and
+ * printed only when something failed or SY_PROTO_VERBOSE is set. */
+static char logbuf[16384];
+static size_t loglen;
+
+static void keep_log(enum switchyard_log_level level, const char *msg,
+		     void *arg)
+{
+	int n;
+
+	(void)level;
+	(void)arg;
+	if (loglen >= sizeof(logbuf) - 1)
+		return;
+	n = snprintf(logbuf + loglen, sizeof(logbuf) - loglen,
+		     "switchyard: %s\n", msg);
+	if (n > 0)
+		loglen += (size_t)n < sizeof(logbuf) - loglen
+				  ? (size_t)n : sizeof(logbuf) - loglen - 1;
+}
+
 /* ---- the rows -------------------------------------------------------------- */
 
 static void *sc_thread_body(void *arg)
@@ -882,13 +963,28 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!sy_sc_patched_mode())
-		SKIP("static call sites are not patched in this process "
-		     "(no rseq, or SWITCHYARD_STATIC_CALL=detour)");
+		SKIP("static call sites are not patched in this process: %s",
+		     getenv("SWITCHYARD_STATIC_CALL") &&
+				     !strcmp(getenv("SWITCHYARD_STATIC_CALL"),
+					     "detour")
+			     ? "SWITCHYARD_STATIC_CALL=detour"
+			     : "no rseq registered by the C library (glibc "
+			       "< 2.35, glibc.pthread.rseq=0, valgrind)");
 	q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) ||
 	    !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ))
 		SKIP("membarrier lacks the SYNC_CORE or RSEQ command here");
-	read_spec(argv[1]);
+	if (getenv("SWITCHYARD_PATCH_METHOD"))
+		SKIP("SWITCHYARD_PATCH_METHOD is set: the trace sees the "
+		     "writes through /proc/self/mem, and some rows need the "
+		     "other path as a fallback");
+	if (!procmem_writable())
+		SKIP("/proc/self/mem refuses writes to this program's code "
+		     "(%s): the writes the trace sees do not happen",
+		     strerror(errno));
+	if (!read_spec(argv[1]))
+		return 1;
+	switchyard_set_log(keep_log, NULL);
 
 	/* Warm up before the filter: both membarrier commands registered,
 	 * so that a row's trace holds its own commands only. A second
@@ -997,10 +1093,10 @@ int main(int argc, char **argv)
 		km = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
 		CHECK(km != NULL);
 		if (km) {
-			km_site = (int (*)(void))dlsym(km, "proto_keys_site");
-			kmod_start = *(const struct sy_test_entry **)dlsym(
+			km_site = (int (*)(void))need(km, "proto_keys_site");
+			kmod_start = *(const struct sy_test_entry **)need(
 				km, "proto_keys_start");
-			kmod_stop = *(const struct sy_test_entry **)dlsym(
+			kmod_stop = *(const struct sy_test_entry **)need(
 				km, "proto_keys_stop");
 		}
 		check_trace("register-fails", 1);
@@ -1145,23 +1241,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlopen: %s\n", dlerror());
 		return sy_test_done("sc_protocol");
 	}
-	mod_start = *(const struct sy_sc_rec **)dlsym(mod, "proto_lib_sc_start");
-	mod_stop = *(const struct sy_sc_rec **)dlsym(mod, "proto_lib_sc_stop");
-	lib_far = (long (*)(long))dlsym(mod, "proto_lib_far");
-	lib_run = (long (*)(long))dlsym(mod, "proto_lib_run");
-	lib_update = (int (*)(int))dlsym(mod, "proto_lib_update");
-	lib_key = ((struct static_call_key * (*)(void))dlsym(mod, "proto_lib_key"))();
+	mod_start = *(const struct sy_sc_rec **)need(mod, "proto_lib_sc_start");
+	mod_stop = *(const struct sy_sc_rec **)need(mod, "proto_lib_sc_stop");
+	lib_far = (long (*)(long))need(mod, "proto_lib_far");
+	lib_run = (long (*)(long))need(mod, "proto_lib_run");
+	lib_update = (int (*)(int))need(mod, "proto_lib_update");
+	lib_key = ((struct static_call_key * (*)(void))need(mod, "proto_lib_key"))();
 	nlib = (unsigned)(mod_stop - mod_start);
 	CHECK_EQ(nlib, 2);
 	check_trace("register", nlib);
 	check_sites(mod_start, mod_stop, lib_key, K_CALL,
-		    dlsym(mod, "proto_lib_a"));
+		    need(mod, "proto_lib_a"));
 	FAILS(F_RESULT, lib_run(1) == 201 + 202);
-	trace_reset(lib_key, dlsym(mod, "proto_lib_b"));
+	trace_reset(lib_key, need(mod, "proto_lib_b"));
 	CHECK_EQ(lib_update(1), 0);
 	check_trace("call", nlib);
 	check_sites(mod_start, mod_stop, lib_key, K_CALL,
-		    dlsym(mod, "proto_lib_b"));
+		    need(mod, "proto_lib_b"));
 	FAILS(F_RESULT, lib_run(1) == 301 + 302);
 	/* far: a stub written first, once */
 	trace_reset(&STATIC_CALL_KEY(pc), (void *)lib_far);
@@ -1180,7 +1276,7 @@ int main(int argc, char **argv)
 	 * the program's sites for lib_far would not do). */
 	{
 		int (*lib_set)(long (*)(long)) =
-			(int (*)(long (*)(long)))dlsym(mod, "proto_lib_set");
+			(int (*)(long (*)(long)))need(mod, "proto_lib_set");
 
 		trace_reset(lib_key, (void *)p_add1);
 		CHECK_EQ(lib_set(p_add1), 0);
@@ -1235,7 +1331,7 @@ int main(int argc, char **argv)
 	cpu = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
 	CHECK(cpu != NULL);
 	if (cpu) {
-		long (*cpu_run)(void) = (long (*)(void))dlsym(cpu, "proto_cpu_run");
+		long (*cpu_run)(void) = (long (*)(void))need(cpu, "proto_cpu_run");
 
 		check_trace("cpu-module", 0);
 		FAILS(F_RESULT, cpu_run() == 2077);
@@ -1243,6 +1339,21 @@ int main(int argc, char **argv)
 	}
 
 	sy_notify_stop(&sup);
+	for (size_t i = 0; i < nspec; i++)
+		if (!spec[i].used) {
+			fprintf(stderr, "row `%s` of the specification was not "
+				"exercised by any update here\n", spec[i].name);
+			fails[F_SPEC]++;
+		}
+	{
+		unsigned any = (unsigned)sy_test_failures;
+
+		for (int f = 0; f < F_N; f++)
+			any += fails[f];
+		/* the library's messages, when they may explain something */
+		if (loglen && (any || getenv("SY_PROTO_VERBOSE")))
+			fprintf(stderr, "%s", logbuf);
+	}
 
 	printf("%u rows traced against %zu rows of the specification%s%s\n",
 	       rows_checked, nspec, BROKEN_WHAT[0] ? "; broken build: " : "",
