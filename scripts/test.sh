@@ -32,10 +32,30 @@ rm -f "$out" "$out.rc"
 # build --target torture.
 {
 	rc=0
-	ctest --output-on-failure -j2 --timeout 900 -LE torture || rc=$?
+	ctest --output-on-failure -j2 --timeout 900 -LE torture 2>&1 || rc=$?
 	echo $rc >"$out.rc"
 } | tee "$out"
 rc=$(cat "$out.rc")
+
+# The last line says it all, for a reader and for CI: PASS, or FAIL with
+# the names of the failed tests (their output is above and in
+# Testing/Temporary/LastTest.log).
+verdict() {
+	failed=$(awk '/^The following tests FAILED:/ { on = 1; next }
+		on && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, "");
+			sub(/ \(.*/, ""); printf "%s%s", sep, $0; sep = " " }
+		' "$out")
+	summary=$(grep -E '^[0-9]+% tests passed' "$out" | tail -n 1)
+	if [ "$1" = 0 ]; then
+		echo "test.sh: PASS: ${summary:-no summary}"
+	elif [ -n "$failed" ]; then
+		echo "test.sh: FAIL: $failed (their output: above, and" \
+			"build/Testing/Temporary/LastTest.log)"
+	else
+		echo "test.sh: FAIL: ${summary:-ctest exit status $1}"
+	fi
+	exit "$1"
+}
 
 # ctest lists the tests that did not run after its summary line:
 #	The following tests did not run:
@@ -45,7 +65,7 @@ rc=$(cat "$out.rc")
 notrun=$(awk '/^The following tests did not run:/ { on = 1; next }
 	on && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, ""); print; next }
 	{ on = 0 }' "$out")
-[ -z "$notrun" ] && exit "$rc"
+[ -z "$notrun" ] && verdict "$rc"
 echo
 echo "$notrun" | while IFS= read -r line; do
 	name=${line% (*}
@@ -62,8 +82,10 @@ done
 nskip=$(echo "$notrun" | wc -l)
 if [ "$allow_skip" = 1 ]; then
 	echo "$nskip test(s) did not run; allowed (--allow-skip / SWITCHYARD_ALLOW_SKIP=1)"
-	exit "$rc"
+	verdict "$rc"
 fi
 echo "FAIL: $nskip test(s) did not run (see above); install what they need" \
 	"(scripts/deps.sh) or rerun with --allow-skip to accept it"
+[ "$rc" != 0 ] && verdict "$rc"
+echo "test.sh: FAIL: $nskip test(s) skipped"
 exit 1
