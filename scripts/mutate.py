@@ -10,6 +10,7 @@ is rebuilt (only the changed file recompiles) and the fast default subset
 runs; KILLED when a test fails or times out, SURVIVED otherwise.
 """
 import os
+import shlex
 import subprocess
 import sys
 
@@ -136,12 +137,14 @@ def main():
         return 0
     if fresh:
         if args != ["--fresh"]:
-            print("--fresh takes no ids (it runs the whole second set)")
+            print("--fresh takes no ids (it runs the whole second set)",
+                  file=sys.stderr)
             return 2
         args = [str(i) for i in FRESH]
     ids = [int(a) for a in args if a.isdigit() and int(a) in MUTANTS]
     if len(ids) != len(args):
-        print("unknown mutant id among: " + " ".join(args) + " (see --list)")
+        print("unknown mutant id among: " + " ".join(args) +
+              " (see --list, --help)", file=sys.stderr)
         return 2
     if check:
         return 0
@@ -161,9 +164,13 @@ def main():
         return 2
     # warnings are no errors here: a mutant may leave a helper unused
     # no relinking of every test when only the library's code changes
-    r = sh(f"cmake -S {src} -B {build} -G Ninja -DSWITCHYARD_BUILD_BENCH=OFF "
+    qsrc, qbuild = shlex.quote(src), shlex.quote(build)
+    print("building the copy and running the unmutated suite first "
+          "(a few minutes)", flush=True)
+    r = sh(f"cmake -S {qsrc} -B {qbuild} -G Ninja -DSWITCHYARD_BUILD_BENCH=OFF "
            "-DSWITCHYARD_WERROR=OFF -DCMAKE_LINK_DEPENDS_NO_SHARED=ON")
-    r = sh(f"cmake --build {build}")
+    if not r.returncode:
+        r = sh(f"cmake --build {qbuild}")
     if r.returncode:
         print(r.stdout[-3000:] + r.stderr[-3000:])
         return 2
@@ -180,7 +187,7 @@ def main():
         orig = open(path).read()
         open(path, "w").write(orig.replace(old, new))
         try:
-            r = sh(f"cmake --build {build}")
+            r = sh(f"cmake --build {qbuild}")
             if r.returncode:
                 verdict, who = "BUILD-FAIL", "(does not compile: fix the mutant)"
             else:
@@ -193,12 +200,12 @@ def main():
         rows.append((i, desc, verdict, who))
         print(f"{i:3}  {verdict:10} {desc}: {who}", flush=True)
     print()
-    print("| id | planted bug | verdict | killed by |")
+    print("| id | planted bug | verdict | killed by (the first tests to fail) |")
     print("| --- | --- | --- | --- |")
     for i, desc, verdict, who in rows:
         print(f"| {i} | {desc} | {verdict} | {who} |")
     print(f"\nkilled {killed} of {len(rows)}")
-    sh(f"cmake --build {build}")	# leave the copy unmutated
+    sh(f"cmake --build {qbuild}")	# leave the copy unmutated
     return 2 if any(r[2] == "BUILD-FAIL" for r in rows) else 0
 
 

@@ -1,25 +1,29 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# mutate.sh - the default suite's kill rate: plant one known bug at a time in
-# a copy of the tree, rebuild, run the fast default tests (ctest -LE
-# torture, without the build matrix, install, compile-fail, gdb, valgrind
-# and callgrind checks), and say which tests caught it.
+# mutate.sh - the default suite's kill rate: plant one bug at a time in a
+# copy of the tree, rebuild, run the default tests (ctest -LE torture,
+# without the whole-project builds, install, compile-fail, gdb, valgrind
+# and callgrind checks and the negative controls: those of the mutant's
+# area first, stopping at the first failure, then the rest for a mutant
+# that survives them), and say which tests caught it (the first to fail).
 #
 #   scripts/mutate.sh            every mutant
 #   scripts/mutate.sh 2 5 9      those mutants only
 #   scripts/mutate.sh --fresh    the second set (ids 101..: written from src/
 #                                and DESIGN alone, scripts/mutants_fresh.py)
-#   scripts/mutate.sh --list     what each mutant plants
+#   scripts/mutate.sh --list     what each mutant plants (--fresh --list)
 #
 # Environment: SY_WORK (scratch directory, default /tmp/switchyard-mutate).
 # The unmutated copy must pass first (exit 2 otherwise). Exit 2 also when a
 # mutant no longer applies (its old text is not found exactly once: the code
-# moved on, fix the mutant) or no longer compiles. Roughly one minute per
-# mutant on 2 cores. The mutants live in scripts/mutate.py.
+# moved on, fix the mutant) or no longer compiles. One to four minutes per
+# mutant on 2 cores. The mutants live in scripts/mutate.py and
+# scripts/mutants_fresh.py.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 case " $* " in
+*" -h "*|*" --help "*) sed -n '3,22s/^# \{0,1\}//p' "$0"; exit 0 ;;
 *" --list "*) exec python3 "$here/mutate.py" "$@" ;;
 esac
 python3 "$here/mutate.py" --check "$@" || exit 2
