@@ -1169,31 +1169,23 @@ int main(int argc, char **argv)
 	}
 
 	/* callee-save: an ordinary target parks the sites on their detour;
-	 * back to the thunk, from guards already on JMP: no barrier */
-	trace_reset(&STATIC_CALL_KEY(pc_cs), (void *)p_cs_plain);
-	CHECK_EQ(static_call_update(pc_cs, p_cs_plain), 0);
-	check_trace("cs-plain", 1);
-	check_sites(__start_sy_static_call_sites, __stop_sy_static_call_sites,
-		    &STATIC_CALL_KEY(pc_cs), K_DETOUR, NULL);
-	FAILS(F_RESULT, run_cs(1) == 7);
-	trace_reset(&STATIC_CALL_KEY(pc_cs), (void *)SWITCHYARD_CALLEE_SAVE(p_cs2));
-	CHECK_EQ(static_call_update(pc_cs, SWITCHYARD_CALLEE_SAVE(p_cs2)), 0);
-	check_trace("cs-thunk", 1);
-	check_sites(__start_sy_static_call_sites, __stop_sy_static_call_sites,
-		    &STATIC_CALL_KEY(pc_cs), K_CALL,
-		    (const void *)SWITCHYARD_CALLEE_SAVE(p_cs2));
-	FAILS(F_RESULT, run_cs(1) == 9);
-	/* back to a detour and out of it to the payload it still holds */
-	trace_reset(&STATIC_CALL_KEY(pc_cs), (void *)p_cs_plain);
-	CHECK_EQ(static_call_update(pc_cs, p_cs_plain), 0);
-	check_trace("cs-plain", 1);
-	trace_reset(&STATIC_CALL_KEY(pc_cs), (void *)SWITCHYARD_CALLEE_SAVE(p_cs2));
-	CHECK_EQ(static_call_update(pc_cs, SWITCHYARD_CALLEE_SAVE(p_cs2)), 0);
-	check_trace("cs-held", 1);
-	check_sites(__start_sy_static_call_sites, __stop_sy_static_call_sites,
-		    &STATIC_CALL_KEY(pc_cs), K_CALL,
-		    (const void *)SWITCHYARD_CALLEE_SAVE(p_cs2));
-	FAILS(F_RESULT, run_cs(1) == 9);
+	 * to a thunk, from guards already on JMP: no barrier; back to a
+	 * detour, and out of it to the payload it still holds */
+#define CS_ROW(row, f, kind, want)                                             \
+	do {                                                                  \
+		trace_reset(&STATIC_CALL_KEY(pc_cs), (void *)(f));            \
+		CHECK_EQ(static_call_update(pc_cs, f), 0);                    \
+		check_trace(row, 1);                                          \
+		check_sites(__start_sy_static_call_sites,                     \
+			    __stop_sy_static_call_sites,                      \
+			    &STATIC_CALL_KEY(pc_cs), kind,                    \
+			    (const void *)(f));                               \
+		FAILS(F_RESULT, run_cs(1) == (want));                         \
+	} while (0)
+	CS_ROW("cs-plain", p_cs_plain, K_DETOUR, 7);
+	CS_ROW("cs-thunk", SWITCHYARD_CALLEE_SAVE(p_cs2), K_CALL, 9);
+	CS_ROW("cs-plain", p_cs_plain, K_DETOUR, 7);
+	CS_ROW("cs-held", SWITCHYARD_CALLEE_SAVE(p_cs2), K_CALL, 9);
 
 	/* A failed RSEQ barrier (injected): the update takes effect
 	 * through the detours; the next one owes the barrier although it
