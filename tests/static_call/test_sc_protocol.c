@@ -69,6 +69,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,11 +332,28 @@ static int record(const struct seccomp_data *d, pid_t pid, void *arg)
 			ev->injected = injected = true;
 		nevents++;
 	} else if (d->nr == __NR_pwrite64 && is_mem_fd(pid, (int)d->args[0])) {
-		/* the caller waits: its buffer and the code are stable, and
-		 * nothing is written yet (same address space) */
-		const uint8_t *buf = (const uint8_t *)(uintptr_t)d->args[1];
-		const uint8_t *at = (const uint8_t *)(uintptr_t)d->args[3];
+		/* The caller waits: its buffer and the code are stable, and
+		 * nothing is written yet. Both read through the kernel
+		 * (process_vm_readv), as a debugger would: the caller's
+		 * stores happen before its system call, an order a race
+		 * detector cannot see through a plain load. */
+		static uint8_t buf[1 << 17], at[1 << 17];
+		uintptr_t addr = (uintptr_t)d->args[3];
 		size_t len = (size_t)d->args[2];
+		struct iovec lb = { buf, 0 }, la = { at, 0 };
+		struct iovec rb = { (void *)(uintptr_t)d->args[1], 0 };
+		struct iovec ra = { (void *)addr, 0 };
+
+		if (len > sizeof(buf)) {
+			overflow = true;
+			len = sizeof(buf);
+		}
+		lb.iov_len = la.iov_len = rb.iov_len = ra.iov_len = len;
+		if (process_vm_readv(pid, &lb, 1, &rb, 1, 0) != (ssize_t)len ||
+		    process_vm_readv(pid, &la, 1, &ra, 1, 0) != (ssize_t)len) {
+			overflow = true;	/* fails the row */
+			len = 0;
+		}
 
 		char fw = atomic_load(&fail_write);
 		const void *site;
@@ -349,8 +367,8 @@ static int record(const struct seccomp_data *d, pid_t pid, void *arg)
 				overflow = true;
 				break;
 			}
-			diffs[ndiffs++] = (struct diff){ (uintptr_t)(at + i),
-							 at[i], buf[i] };
+			diffs[ndiffs++] = (struct diff){ addr + i, at[i],
+							 buf[i] };
 		}
 		ev->d1 = ndiffs;
 		if (fw && (fw == '*' || (ev->d1 > ev->d0 &&
