@@ -12,7 +12,7 @@
  *   sy_notify_start(&n);                   // the supervisor thread
  *   r = sy_notify_filter(&n, nrs, count);  // then the filter: 0 or -errno
  *   ...
- *   sy_notify_stop(&n);
+ *   sy_notify_stop(&n);                    // or let exit() end it
  *
  * on_call(data, pid, arg) runs on the supervisor thread for each call:
  * 0 lets it run, -errno fails it with that error. n.no_continue is set
@@ -128,10 +128,17 @@ static inline int sy_notify_filter(struct sy_notify *n, const int *nrs,
 	return fd < 0 ? fd : 0;
 }
 
+/* Stop the supervisor. The filter stays (it cannot be removed): a listed
+ * call made afterwards fails with ENOSYS (the listener is closed) instead
+ * of waiting for an answer forever. A test whose exit makes such calls
+ * (a sanitizer's leak check at exit calls mprotect) keeps the supervisor
+ * to the end instead. */
 static inline void sy_notify_stop(struct sy_notify *n)
 {
 	atomic_store(&n->stop, true);
 	pthread_join(n->thread, NULL);
+	if (atomic_load(&n->listener) >= 0)
+		close(atomic_exchange(&n->listener, -1));
 }
 
 #endif /* SY_NOTIFY_H */
