@@ -17,6 +17,7 @@ command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
 supp=$(mktemp /tmp/sy-tsan.XXXXXX)
 trap 'rm -f "$supp"' EXIT
 cp tests/tsan.supp "$supp"
+chmod 644 "$supp"	# some tests run a target as another user
 rc=0
 for san in address,undefined thread; do
 	dir=build-san-$(echo $san | tr , -)
@@ -29,10 +30,21 @@ for san in address,undefined thread; do
 		exit 1
 	fi
 	echo "== $san"
+	skip=
+	if [ $san = thread ]; then
+		# TSan cannot run a program whose child of a multi-threaded
+		# fork() starts threads and exits normally (the daemons of
+		# test_control_fork): it dies, or with die_after_fork=0 the
+		# child's exit handlers do not all run
+		skip=test_control_fork
+		echo "not under TSan: $skip (threads in the child of a" \
+			"multi-threaded fork, which TSan does not support)"
+	fi
 	(cd $dir && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ASAN_OPTIONS=detect_leaks=1 \
-		TSAN_OPTIONS="halt_on_error=1 suppressions=$supp" \
-		ctest -L unit -j2 --output-on-failure ${only:+-R "$only"}) || rc=1
+		TSAN_OPTIONS="halt_on_error=1 die_after_fork=0 suppressions=$supp" \
+		ctest -L unit -j2 --output-on-failure ${only:+-R "$only"} \
+		${skip:+-E "$skip"}) || rc=1
 done
 echo "sanitize.sh: $( [ $rc = 0 ] && echo PASS || echo FAIL)"
 exit $rc

@@ -381,7 +381,8 @@ dups)
 		grep -q "^$want\$" "$tmp/env" || no "$f: SWITCHYARD_KEYS=$env: $(cat "$tmp/env")"
 	done
 	# a third k, in another object: every one is named by its object
-	start env LD_PRELOAD="$(preload "$dso")" "$dup"
+	start env ASAN_OPTIONS=verify_asan_link_order=0 \
+		LD_PRELOAD="$(preload "$dso")" "$dup"
 	grep -q "cannot be preloaded" "$tmp/err" && no "LD_PRELOAD: $(cat "$tmp/err")"
 	"$cli" list "$pid" >"$tmp/pid.txt" || no "list PID"
 	e=${dup##*/} l=${dso##*/}
