@@ -128,10 +128,6 @@ SY_HIDDEN void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 /* ---- logging (log.c) ---------------------------------------------------- */
 SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Report a misuse of `key` once: `bit` is one of SY_KEY_WARNED_*. */
-SY_HIDDEN void sy_warn_once(struct static_key *key, unsigned bit,
-			    const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 SY_HIDDEN void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n);
 enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
 /* The log lock's part of the fork handlers (lock.c calls it). */

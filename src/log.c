@@ -93,23 +93,6 @@ void sy_log(enum switchyard_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-void sy_warn_once(struct static_key *key, unsigned bit, const char *fmt, ...)
-{
-	va_list ap;
-
-	/* Relaxed: the flag only has to be set exactly once; the fetch_or is
-	 * atomic, which is all that "once" needs. */
-	char text[400];
-
-	if (__atomic_fetch_or(&key->sy_type, bit, __ATOMIC_RELAXED) & bit)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	/* named by report.c: SY_REPORT_KEY in fmt stands for the key */
-	sy_report(SWITCHYARD_LOG_WARN, key, 0, "%s", text);
-}
-
 void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n)
 {
 	size_t off = 0;

@@ -24,6 +24,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -75,9 +77,31 @@ static int load(const struct static_key *key)
 	return __atomic_load_n(&key->enabled, __ATOMIC_RELAXED);
 }
 
+/* Report a misuse of `key` once: `bit` is one of SY_KEY_WARNED_*. */
+static void warn_once(struct static_key *key, unsigned bit, const char *fmt,
+		      ...) __attribute__((format(printf, 3, 4)));
+
+static void warn_once(struct static_key *key, unsigned bit, const char *fmt,
+		      ...)
+{
+	va_list ap;
+
+	/* Relaxed: the flag only has to be set exactly once; the fetch_or is
+	 * atomic, which is all that "once" needs. */
+	char text[400];
+
+	if (__atomic_fetch_or(&key->sy_type, bit, __ATOMIC_RELAXED) & bit)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	/* named by report.c: SY_REPORT_KEY in fmt stands for the key */
+	sy_report(SWITCHYARD_LOG_WARN, key, 0, "%s", text);
+}
+
 static int overflow(struct static_key *key)
 {
-	sy_warn_once(key, SY_KEY_WARNED_OVERFLOW,
+	warn_once(key, SY_KEY_WARNED_OVERFLOW,
 		     "static key " SY_REPORT_KEY ": reference count overflow");
 	return -EOVERFLOW;
 }
@@ -197,7 +221,7 @@ static int dec_locked(struct static_key *key)
 		if (v < 0)
 			impossible(key, v);
 		if (v == 0) {
-			sy_warn_once(key, SY_KEY_WARNED_DEC,
+			warn_once(key, SY_KEY_WARNED_DEC,
 				     "static key " SY_REPORT_KEY ": decrement below "
 				     "zero (more dec than inc); ignored");
 			return -EINVAL;
@@ -243,7 +267,7 @@ int static_key_slow_dec(struct static_key *key)
 
 static int busy(struct static_key *key, const char *what)
 {
-	sy_warn_once(key, SY_KEY_WARNED_BUSY,
+	warn_once(key, SY_KEY_WARNED_BUSY,
 		     "static key " SY_REPORT_KEY ": %s with reference count "
 		     "%d (use inc/dec on reference counted keys); ignored",
 		     what, static_key_count(key));
@@ -278,7 +302,7 @@ static int disable_locked(struct static_key *key)
 
 static int not_locked(struct static_key *key, const char *fn)
 {
-	sy_warn_once(key, SY_KEY_WARNED_LOCK,
+	warn_once(key, SY_KEY_WARNED_LOCK,
 		     "%s(" SY_REPORT_KEY ") called without the patch lock "
 		     "held (switchyard_patch_lock()); ignored", fn);
 	return -EPERM;
@@ -355,7 +379,7 @@ static void keys_prepare(struct static_key *key, int op, int *res,
 				impossible(key, v);
 			if (v == 0) {
 				if (op == SY_KEYS_DEC) {
-					sy_warn_once(key, SY_KEY_WARNED_DEC,
+					warn_once(key, SY_KEY_WARNED_DEC,
 						     "static key " SY_REPORT_KEY
 						     ": decrement below zero "
 						     "(more dec than inc); "
