@@ -57,6 +57,14 @@ trap 'exec 3>&- 2>/dev/null; rm -rf "$run"' EXIT
 export XDG_RUNTIME_DIR="$run"
 unset SWITCHYARD_KEYS
 
+# strip_copy FILE NAME: a stripped copy of FILE at $tmp/NAME (binutils'
+# strip: deps.sh installs it; missing, the test fails rather than leave
+# the stripped cases out)
+strip_copy() {
+	command -v strip >/dev/null || { no "strip not installed"; exit 1; }
+	cp "$1" "$tmp/$2" && strip "$tmp/$2" || exit 1
+}
+
 # preload FILE: a path to FILE (same name) that LD_PRELOAD can carry: ld.so
 # splits LD_PRELOAD at spaces and colons, which a checkout's path may hold
 preload() {
@@ -154,24 +162,21 @@ PY
 	stop
 	# stripped: the name records of the inline function's key (COMDAT
 	# statics) survive, one key with its description
-	if command -v strip >/dev/null; then
-		cp "$target_cxx" "$tmp/cxx-stripped" && strip "$tmp/cxx-stripped" || exit 1
-		"$cli" list "$tmp/cxx-stripped" --json >"$tmp/stripped.json" || no "list FILE (stripped)"
-		python3 - "$tmp/stripped.json" <<'PY' || no "list FILE of the stripped C++ program"
+	strip_copy "$target_cxx" cxx-stripped
+	"$cli" list "$tmp/cxx-stripped" --json >"$tmp/stripped.json" || no "list FILE (stripped)"
+	python3 - "$tmp/stripped.json" <<'PY' || no "list FILE of the stripped C++ program"
 import json, sys
 k = [(k["name"], k.get("description")) for k in json.load(open(sys.argv[1]))["keys"]]
 print("stripped:", sorted(k))
 assert sorted(n for n, _ in k) == ["hidden", "ik", "lk", "tk", "visible"], k
 assert ("ik", "inline key") in k, k
 PY
-	fi
 	SWITCHYARD_KEYS='(anonymous namespace)::hidden=on,ns::visible=on' \
 		"$target_cxx" </dev/null >"$tmp/env" 2>&1
 	grep -q "^hidden=1 visible=1 " "$tmp/env" || no "SWITCHYARD_KEYS: $(cat "$tmp/env")"
 	;;
 stripped)
-	command -v strip >/dev/null || { echo "SKIP: no strip"; exit 77; }
-	cp "$target" "$tmp/stripped" && strip "$tmp/stripped" || exit 1
+	strip_copy "$target" stripped
 	readelf -S "$tmp/stripped" 2>/dev/null | grep -q '\.symtab' &&
 		no "strip left .symtab"
 	"$cli" list "$tmp/stripped" >"$tmp/file.txt" || no "list FILE"
@@ -279,9 +284,7 @@ os.execv("./names_target", ["./names_target"])' "$tmp" "$target" <"$tmp/in" >"$t
 scoped)
 	for f in "$scoped" stripped; do
 		if [ "$f" = stripped ]; then
-			command -v strip >/dev/null || break
-			cp "$scoped" "$tmp/scoped-stripped" &&
-				strip "$tmp/scoped-stripped" || exit 1
+			strip_copy "$scoped" scoped-stripped
 			f=$tmp/scoped-stripped
 			# the preprocessor cannot see a namespace: a stripped
 			# file's names are the definitions' spellings
@@ -339,9 +342,7 @@ PY
 dups)
 	for f in "$dup" stripped; do
 		if [ "$f" = stripped ]; then
-			command -v strip >/dev/null || break
-			cp "$dup" "$tmp/dup-stripped" &&
-				strip "$tmp/dup-stripped" || exit 1
+			strip_copy "$dup" dup-stripped
 			f=$tmp/dup-stripped
 			a=k b=k
 		else
