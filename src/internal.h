@@ -11,25 +11,11 @@
 
 #include <switchyard.h>
 
+#include "sy_records.h"	/* the records the headers emit */
+
 #define SY_HIDDEN __attribute__((visibility("hidden")))
 
-/*
- * One jump label site, as the header's asm emits it (see
- * include/switchyard/arch/x86_64.h for the byte layout). The same 16 bytes
- * on disk and in memory; the registry sorts a table in place by (key, code)
- * and rewrites the self-relative fields to match their new position.
- */
-struct sy_jump_entry {
-	int32_t code;
-	int32_t target;
-	uintptr_t key;
-};
-
-#define SY_ENTRY_BRANCH 1u	/* emitted by the asm: likely form */
-#define SY_ENTRY_LONG 2u	/* set at registration: 5-byte site */
-#define SY_ENTRY_DEAD 4u	/* set when the key's object went away */
-#define SY_ENTRY_FLAGS 7u	/* (keys are at least 8-byte aligned) */
-
+/* ---- the records' fields (sy_records.h) ---------------------------------- */
 static inline uintptr_t sy_entry_code(const struct sy_jump_entry *e)
 {
 	return (uintptr_t)&e->code + (intptr_t)e->code;
@@ -353,27 +339,12 @@ SY_HIDDEN int sy_obj_open(const struct sy_obj *o);
 SY_HIDDEN void sy_check_split_key(const void *key, bool call);
 
 /* ---- static calls (static_call.c) ---------------------------------------- */
-struct sy__sc_meta;
-/* One site record, as the header's asm emits it (16 bytes, writable). */
-struct sy_sc_entry {
-	const struct sy__sc_meta *meta;
-	int32_t code;
-	uint32_t flags;
-};
 SWITCHYARD_API int sy__register_static_call_sites(struct sy_sc_entry *start,
 						  struct sy_sc_entry *stop);
 SWITCHYARD_API int sy__unregister_static_call_sites(struct sy_sc_entry *start,
 						    struct sy_sc_entry *stop);
 
 /* ---- run-time constants (runtime_const.c) -------------------------------- */
-/* One site record, as the header's asm emits it (16 bytes). */
-struct sy_rc_entry {
-	const void *sym;
-	int32_t code;	/* the guard, relative to this field */
-	uint8_t end;	/* end of the instruction with the immediate */
-	uint8_t size;	/* of the immediate: 8, 4 or 1 */
-	uint16_t pad;
-};
 SWITCHYARD_API int sy__register_runtime_consts(struct sy_rc_entry *start,
 					       struct sy_rc_entry *stop);
 SWITCHYARD_API int sy__unregister_runtime_consts(struct sy_rc_entry *start,
@@ -401,17 +372,6 @@ SY_HIDDEN int sy_tablist_del(struct sy_tablist **list, const void *start);
 SY_HIDDEN void sy_tablist_free_all(struct sy_tablist **list);
 
 /* ---- alternatives (alternative.c) ---------------------------------------- */
-/* One record, as the header's asm emits it (16 bytes; see
- * include/switchyard/arch/x86_64_alternative.h). */
-struct sy_alt_entry {
-	int32_t site;	/* relative to this field */
-	int32_t repl;	/* relative to this field */
-	int32_t copy;	/* relative to this field */
-	uint16_t feature;	/* bit 15: applies when absent; bit 14:
-				   refused (alternative.c, at run time) */
-	uint8_t len;		/* the site's, padding included */
-	uint8_t repl_len;
-};
 SWITCHYARD_API int sy__register_alternatives(struct sy_alt_entry *start,
 					     struct sy_alt_entry *stop);
 SWITCHYARD_API int sy__unregister_alternatives(struct sy_alt_entry *start,

@@ -265,7 +265,7 @@ struct sy_namerecs *sy_namerecs_load(void)
 
 	if (!nr)
 		return NULL;
-	sy_records_walk("sy_names", sizeof(struct sy__name), name_rec, nr);
+	sy_records_walk(SY_SEC_NAMES, SY_REC_NAMES_SIZE, name_rec, nr);
 	if (nr->s.n)
 		qsort(nr->s.v, nr->s.n, sizeof(*nr->s.v), cmp_sym_addr);
 	return nr;
@@ -631,7 +631,7 @@ static void describe_keys(struct key_snap *s)
 {
 	struct desc_set d = { NULL, 0, 0 };
 
-	sy_records_walk("sy_key_desc", sizeof(struct sy__key_desc), desc_rec, &d);
+	sy_records_walk(SY_SEC_DESC, SY_REC_DESC_SIZE, desc_rec, &d);
 	if (d.n)	/* qsort(NULL, 0): undefined (UBSan) */
 		qsort(d.v, d.n, sizeof(*d.v), cmp_desc);
 	for (size_t i = 0; i < s->n; i++) {

@@ -248,7 +248,7 @@ int switchyard_for_each_static_call(switchyard_call_fn fn, void *arg)
 	memset(&s, 0, sizeof(s));
 	r = SY_LOCKED(snapshot(&s));
 	if (!r)
-		sy_records_walk("sy_sc_targets", sizeof(struct sy__sc_target),
+		sy_records_walk(SY_SEC_TARGETS, SY_REC_TARGETS_SIZE,
 				tgt_rec, &s);
 	if (!r)
 		r = s.err;

@@ -235,12 +235,12 @@ static bool callee_save(void (*f)(void))
 
 static unsigned entry_room(const struct sy_sc_entry *e)
 {
-	return e->meta->kind & 15;
+	return e->meta->kind & (SY_SC_KIND_CALLEE_SAVE - 1);
 }
 
 static bool entry_cs(const struct sy_sc_entry *e)
 {
-	return e->meta->kind & 16;
+	return e->meta->kind & SY_SC_KIND_CALLEE_SAVE;
 }
 
 /* The payload for target f at site e: false when there is none (f beyond
