@@ -76,7 +76,6 @@ SY_HIDDEN void sy_report(enum switchyard_log_level level,
 			 const struct static_key *key, uintptr_t site,
 			 const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-SY_HIDDEN void sy_report_flush(void);
 /* Names for messages (introspect.c); without the patch lock. */
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
 			   size_t size);
@@ -99,9 +98,24 @@ SY_HIDDEN int sy_for_each_key_aka(sy_key_aka_fn fn, void *arg);
 /* A C++ symbol's readable form (malloc'ed), or NULL: sy_names.h. */
 SY_HIDDEN char *sy_demangle(const char *sym);
 
-/* ---- the patch lock and the re-entry guard (lock.c) ---------------------- */
+/* ---- the re-entry guard (guard.c) ---------------------------------------- */
 SY_HIDDEN int sy_enter(void);	/* 0, or -EDEADLK when re-entered */
-SY_HIDDEN void sy_leave(void);
+/* Leave without writing the queued reports: log.c, whose calls never
+ * queue one (everyone else leaves through sy_leave()). */
+SY_HIDDEN void sy_guard_exit(void);
+/* The fork handlers' window (lock_order.c): the guard up whatever it was;
+ * returns what it was, for sy_guard_restore(). */
+SY_HIDDEN int sy_guard_raise(void);
+SY_HIDDEN void sy_guard_restore(int saved);
+/* Write the reports queued under the patch lock (report.c), then leave:
+ * still inside while naming, so a handler that interrupts it gets
+ * -EDEADLK. */
+SY_HIDDEN void sy_report_flush(void);
+static inline void sy_leave(void)
+{
+	sy_report_flush();
+	sy_guard_exit();
+}
 /* Evaluate an int expression inside sy_enter()/sy_leave(). */
 #define SY_GUARDED(expr)                                                      \
 	({                                                                    \
@@ -112,6 +126,8 @@ SY_HIDDEN void sy_leave(void);
 		}                                                             \
 		sy_r_;                                                        \
 	})
+
+/* ---- the patch lock (lock.c; its order: lock_order.c) -------------------- */
 SY_HIDDEN void sy_lock(void);
 /*
  * Evaluate an int expression with the patch lock held: taken here, or
@@ -138,12 +154,9 @@ SY_HIDDEN int sy_lock_timed(unsigned ms);
 SY_HIDDEN uintptr_t sy_self_id(void);
 
 /*
- * Lock order, everywhere: the dynamic linker's lock (held by dlopen and
- * dlclose while they run an object's constructors and destructors), then
- * the patch lock, then the deferred queue's lock, then the log lock. No
- * thread that holds the patch lock calls into the dynamic linker (dladdr,
- * dl_iterate_phdr, dlopen, dlsym): the registering thread may hold the
- * linker's lock, another thread's would wait for it.
+ * Lock order, everywhere (written out in lock_order.c): the dynamic
+ * linker's lock, the patch lock, the deferred queue's lock, the log lock.
+ * No thread that holds the patch lock calls into the dynamic linker.
  */
 
 /* ---- the poke engine (poke.c) -------------------------------------------

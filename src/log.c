@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * log.c - messages to the application's log callback (default: stderr).
+ *
+ * Below everything but the guard and the lock: every file logs, and log.c
+ * calls no other file but guard.c (switchyard_set_log() is an API call).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,7 +27,7 @@ void switchyard_set_log(switchyard_log_fn fn, void *arg)
 	log_fn = fn;
 	log_arg = arg;
 	pthread_mutex_unlock(&log_mutex);
-	sy_leave();
+	sy_guard_exit();	/* nothing queued: no report to write */
 }
 
 static void sy_vlog(enum switchyard_log_level level, const char *fmt,
@@ -71,8 +74,8 @@ static void sy_vlog(enum switchyard_log_level level, const char *fmt,
 }
 
 /*
- * fork(): lock.c's handlers take the log lock last (the lock order in
- * internal.h), so that a child that reports something (a pending deferred
+ * fork(): lock_order.c's handlers take the log lock last (the lock
+ * order), so that a child that reports something (a pending deferred
  * decrement run by the child handler may) does not find it held by a
  * thread that does not exist there.
  */
