@@ -249,6 +249,19 @@ struct sy_obj;
 SY_HIDDEN void sy_keys_env_apply(const struct sy_obj *o);
 SY_HIDDEN void sy_keys_env_forget(const struct sy_obj *o);
 
+/* Take object o's table of n sites [start, start + n): index it, bring
+ * its sites to their keys' state; *keys (malloc'ed, *nkeys long, may be
+ * NULL) its distinct keys, for the split check after the lock. 0, or a
+ * negative errno with the table kept stale. Patch lock held. */
+SY_HIDDEN int sy_jump_table_add(struct sy_jump_entry *start, size_t n,
+				const struct sy_obj *o,
+				const struct static_key ***keys, size_t *nkeys);
+/* Drop the table at start (object o is going away) and mark dead the
+ * sites of other tables that name o's keys. Patch lock held. */
+SY_HIDDEN void sy_jump_table_del(const struct sy_jump_entry *start,
+				 const struct sy_obj *o);
+
+/* ---- objects loaded and unloaded (load.c) -------------------------------- */
 /* Called by the per-object glue the header emits. Exported, not API. */
 SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
 					   struct sy_jump_entry *stop);
@@ -350,6 +363,8 @@ SY_HIDDEN int sy_obj_file_read(const struct sy_obj *o, uintptr_t addr,
 SY_HIDDEN int sy_obj_open(const struct sy_obj *o);
 /* Report a key whose instance differs from the program's (objects.c). */
 SY_HIDDEN void sy_check_split_key(const void *key, bool call);
+/* o's file for messages: its path, or the program's name. */
+SY_HIDDEN const char *sy_obj_name(const struct sy_obj *o);
 
 /* ---- static calls (static_call.c) ---------------------------------------- */
 SWITCHYARD_API int sy__register_static_call_sites(struct sy_sc_entry *start,

@@ -522,3 +522,13 @@ int sy_obj_open(const struct sy_obj *o)
 	pthread_mutex_unlock(&warn_lock);
 	return -ESTALE;
 }
+
+/* The object's file for messages: its path, or the program's name. */
+const char *sy_obj_name(const struct sy_obj *o)
+{
+	extern char *program_invocation_name;
+
+	if (o->found && o->name[0])
+		return o->name;
+	return program_invocation_name ? program_invocation_name : "the program";
+}

@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
 
 #include "internal.h"
@@ -52,8 +51,8 @@
  */
 enum table_order { ORDER_SORTED, ORDER_INDEXED, ORDER_SCAN };
 
-struct sy_table {
-	struct sy_table *next;
+struct jump_table {
+	struct jump_table *next;
 	struct sy_jump_entry *start;
 	uint32_t *index;	/* ORDER_INDEXED: n positions */
 	size_t n;
@@ -66,7 +65,7 @@ struct sy_table {
 	size_t n_short, n_long, n_refused;
 };
 
-static struct sy_table *tables;
+static struct jump_table *tables;
 static struct switchyard_stats reg;
 
 /*
@@ -75,12 +74,12 @@ static struct switchyard_stats reg;
  * emitted, whatever their keys say. Patch lock held.
  */
 #define TABLE_POOL 8
-static struct sy_table table_pool[TABLE_POOL];
+static struct jump_table table_pool[TABLE_POOL];
 static bool table_pool_used[TABLE_POOL];
 
-static struct sy_table *table_alloc(void)
+static struct jump_table *table_alloc(void)
 {
-	struct sy_table *t = calloc(1, sizeof(*t));
+	struct jump_table *t = calloc(1, sizeof(*t));
 
 	if (t)
 		return t;
@@ -95,7 +94,7 @@ static struct sy_table *table_alloc(void)
 	return NULL;
 }
 
-static void table_free(struct sy_table *t)
+static void table_free(struct jump_table *t)
 {
 	free(t->index);
 	free(t->shadow_test);
@@ -277,14 +276,14 @@ out:
 }
 
 /* The i-th entry of t in (key, code) order (in table order for SCAN). */
-static struct sy_jump_entry *nth(const struct sy_table *t, size_t i)
+static struct sy_jump_entry *nth(const struct jump_table *t, size_t i)
 {
 	return &t->start[t->order == ORDER_INDEXED ? t->index[i] : i];
 }
 
 /* Position in (key, code) order of the first entry of `key`, or t->n.
  * Not for ORDER_SCAN tables. */
-static size_t lower_bound(const struct sy_table *t, const struct static_key *key)
+static size_t lower_bound(const struct jump_table *t, const struct static_key *key)
 {
 	size_t lo = 0, hi = t->n;
 
@@ -303,7 +302,7 @@ static size_t lower_bound(const struct sy_table *t, const struct static_key *key
 
 /* What a breakpoint found over site e at registration hides: the jump the
  * compiler emitted, unless the file said TEST (decode_sites()). */
-static bool shadow_jumps(const struct sy_table *t, const struct sy_jump_entry *e)
+static bool shadow_jumps(const struct jump_table *t, const struct sy_jump_entry *e)
 {
 	size_t i = (size_t)(e - t->start);
 
@@ -324,7 +323,7 @@ static bool shadow_jumps(const struct sy_table *t, const struct sy_jump_entry *e
  * touched (refused at registration, or dead).
  */
 static bool describe(const struct sy_jump_entry *e, bool enabled,
-		     const struct sy_table *compiled, struct sy_poke_desc *d)
+		     const struct jump_table *compiled, struct sy_poke_desc *d)
 {
 	uintptr_t code = sy_entry_code(e), target = sy_entry_target(e);
 	bool jump = enabled != sy_entry_branch(e);
@@ -359,14 +358,14 @@ static bool key_state(const struct static_key *k)
 struct key_iter {
 	const struct static_key *key;
 	bool enabled;
-	const struct sy_table *t;	/* current table */
+	const struct jump_table *t;	/* current table */
 	size_t i, end;			/* position in it */
 };
 
 static void key_iter_enter(struct key_iter *k)
 {
 	for (; k->t; k->t = k->t->next) {
-		const struct sy_table *t = k->t;
+		const struct jump_table *t = k->t;
 
 		if (t->stale || t->order == ORDER_SCAN) {
 			k->i = 0;
@@ -423,7 +422,7 @@ int sy_jump_label_update(struct static_key *key, bool enabled)
 	int r = sy_poke_apply(&src);
 
 	if (!r)
-		for (struct sy_table *t = tables; t; t = t->next)
+		for (struct jump_table *t = tables; t; t = t->next)
 			if (t->stale) {
 				t->stale = false;
 				reg.stale_objects--;
@@ -502,7 +501,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void account(const struct sy_table *t, int sign)
+static void account(const struct jump_table *t, int sign)
 {
 	reg.objects += (uint64_t)sign;
 	reg.sites += (uint64_t)sign * t->n;
@@ -513,22 +512,12 @@ static void account(const struct sy_table *t, int sign)
 		reg.stale_objects += (uint64_t)sign;
 }
 
-static struct sy_table *find_table(const struct sy_jump_entry *start)
+static struct jump_table *find_table(const struct sy_jump_entry *start)
 {
-	for (struct sy_table *t = tables; t; t = t->next)
+	for (struct jump_table *t = tables; t; t = t->next)
 		if (t->start == start)
 			return t;
 	return NULL;
-}
-
-/* The object's file for messages: its path, or the program's name. */
-static const char *obj_name(const struct sy_obj *o)
-{
-	extern char *program_invocation_name;
-
-	if (o->found && o->name[0])
-		return o->name;
-	return program_invocation_name ? program_invocation_name : "the program";
 }
 
 /*
@@ -541,7 +530,7 @@ static const char *obj_name(const struct sy_obj *o)
  * start-up): the file is read here, under the patch lock, which allows
  * it (no dynamic linker call).
  */
-static void note_shadow(struct sy_table *t, const struct sy_jump_entry *e,
+static void note_shadow(struct jump_table *t, const struct sy_jump_entry *e,
 			size_t i, unsigned len, const struct sy_obj *o)
 {
 	uint8_t file[SY_ARCH_MAX_INSN];
@@ -569,7 +558,7 @@ static void note_shadow(struct sy_table *t, const struct sy_jump_entry *e,
  * key 0 sorts first and matches no key) any that does not hold the jump its
  * record describes.
  */
-static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
+static void decode_sites(struct jump_table *t, struct sy_jump_entry *e, size_t n,
 			 const struct sy_obj *o)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -589,7 +578,7 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
 				  SY_REPORT_SITE " holds [%s], not the jump "
 				  "to %p the compiler emitted%s; the site is "
 				  "ignored: it keeps those bytes whatever the "
-				  "key's state", obj_name(o), found,
+				  "key's state", sy_obj_name(o), found,
 				  (void *)sy_entry_target(&e[i]),
 				  sy_arch_is_trap(p) ? " (the int3 is a "
 				  "debugger breakpoint, but not over the "
@@ -615,7 +604,7 @@ static void decode_sites(struct sy_table *t, struct sy_jump_entry *e, size_t n,
 struct table_iter {
 	const struct sy_jump_entry *e;
 	size_t n, i;
-	const struct sy_table *t;
+	const struct jump_table *t;
 };
 
 static void table_iter_rewind(void *ctx)
@@ -642,7 +631,7 @@ static bool table_iter_next(void *ctx, struct sy_poke_desc *d)
  * lock is released (it needs the dynamic linker). Malloc'ed, *nkeys long;
  * NULL when out of memory (the check is a diagnostic: skipped then).
  */
-static const struct static_key **distinct_keys(const struct sy_table *t,
+static const struct static_key **distinct_keys(const struct jump_table *t,
 					       size_t *nkeys)
 {
 	const struct static_key **v = NULL;
@@ -677,13 +666,13 @@ static const struct static_key **distinct_keys(const struct sy_table *t,
 }
 
 /* Patch lock held. */
-static int register_locked(struct sy_jump_entry *start, size_t n,
-			   const struct sy_obj *o,
+static int jump_table_add_locked(struct sy_jump_entry *start, size_t n,
+				 const struct sy_obj *o,
 			   const struct static_key ***keys, size_t *nkeys)
 {
 	struct table_iter it = { start, n, 0, NULL };
 	struct sy_poke_src src = { table_iter_rewind, table_iter_next, &it };
-	struct sy_table *t;
+	struct jump_table *t;
 	int r;
 
 	if (find_table(start))
@@ -695,7 +684,7 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 		sy_log(SWITCHYARD_LOG_ERROR,
 		       "%s: out of memory registering %zu sites: they keep "
 		       "the jumps the compiler emitted and do not follow "
-		       "their keys", obj_name(o), n);
+		       "their keys", sy_obj_name(o), n);
 		return -ENOMEM;
 	}
 	t->start = start;
@@ -712,7 +701,7 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 		t->order = ORDER_SCAN;
 		sy_log(SWITCHYARD_LOG_WARN,
 		       "%s: no memory to index %zu sites: every change of "
-		       "their keys will scan the whole table", obj_name(o), n);
+		       "their keys will scan the whole table", sy_obj_name(o), n);
 	}
 	r = sy_poke_apply(&src);
 	if (r) {
@@ -720,7 +709,7 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 		sy_log(SWITCHYARD_LOG_ERROR,
 		       "%s: could not bring its %zu sites to their keys' "
 		       "state (%s): they hold the jumps the compiler emitted "
-		       "until a change of any key succeeds", obj_name(o), n,
+		       "until a change of any key succeeds", sy_obj_name(o), n,
 		       strerror(-r));
 	}
 	t->next = tables;
@@ -730,76 +719,14 @@ static int register_locked(struct sy_jump_entry *start, size_t n,
 	return r;
 }
 
-static int register_timed(struct sy_jump_entry *start, size_t n,
-			  const struct sy_obj *o,
-			  const struct static_key ***keys, size_t *nkeys)
+int sy_jump_table_add(struct sy_jump_entry *start, size_t n,
+		      const struct sy_obj *o,
+		      const struct static_key ***keys, size_t *nkeys)
 {
 	uint64_t t0 = now_ns();
-	int r = register_locked(start, n, o, keys, nkeys);
+	int r = jump_table_add_locked(start, n, o, keys, nkeys);
 
 	reg.register_ns += now_ns() - t0;
-	return r;
-}
-
-/*
- * A message for the one state in which (un)registration cannot go on: the
- * calling thread is already inside a switchyard call, i.e. dlopen() or
- * dlclose() ran in a signal handler that interrupted one (neither is
- * async-signal-safe) or in the log callback (which must not call back).
- * Written with write(2): the log lock may be held by the interrupted call.
- */
-static void reentered(const char *what)
-{
-	static const char pre[] = "switchyard: ";
-	static const char post[] = " from inside a switchyard call (dlopen or "
-				   "dlclose in a signal handler or the log "
-				   "callback)\n";
-
-	if (write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 ||
-	    write(STDERR_FILENO, what, strlen(what)) < 0 ||
-	    write(STDERR_FILENO, post, sizeof(post) - 1) < 0) {
-		/* nowhere left to report to */
-	}
-}
-
-int sy__register_jump_table(struct sy_jump_entry *start,
-			    struct sy_jump_entry *stop)
-{
-	const struct static_key **keys = NULL;
-	size_t nkeys = 0;
-	struct sy_obj o;
-	int r;
-
-	if (!start || stop <= start)
-		return 0;
-	/* Under the re-entry guard: a signal handler on this thread must not
-	 * start a change in the middle of this registration's batch (the
-	 * poke engine's buffers are shared). It gets -EDEADLK instead. */
-	if (sy_enter()) {
-		reentered("refusing to register an object's sites");
-		return -EDEADLK;
-	}
-	/* Before the lock: this takes the dynamic linker's lock. */
-	sy_obj_lookup((uintptr_t)start, &o);
-	if ((uintptr_t)start % _Alignof(struct sy_jump_entry) ||
-	    ((uintptr_t)stop - (uintptr_t)start) % sizeof(*start)) {
-		sy_log(SWITCHYARD_LOG_ERROR, "%s: malformed site table %p..%p",
-		       obj_name(&o), (void *)start, (void *)stop);
-		sy_leave();
-		return -EINVAL;
-	}
-	/* A library may be loaded by a thread that holds the patch lock
-	 * (dlopen between switchyard_patch_lock/unlock): SY_LOCKED then does
-	 * not take it again. */
-	r = SY_LOCKED(register_timed(start, (size_t)(stop - start), &o, &keys,
-				     &nkeys));
-	/* After the lock: the split check needs the dynamic linker. */
-	for (size_t i = 0; i < nkeys; i++)
-		sy_check_split_key(keys[i], false);
-	free(keys);
-	sy_leave();
-	/* SWITCHYARD_KEYS: outside the guard, it changes keys */
-	sy_keys_env_apply(&o);
 	return r;
 }
 
@@ -819,7 +746,7 @@ static void kill_orphans(const struct sy_obj *o)
 	 * keys (copy-relocated ones included) outlive every table. */
 	if (!o->found || !o->name[0])
 		return;
-	for (struct sy_table *u = tables; u; u = u->next) {
+	for (struct jump_table *u = tables; u; u = u->next) {
 		size_t dead = 0;
 
 		for (int r = 0; r < o->nseg; r++) {
@@ -849,10 +776,10 @@ static void kill_orphans(const struct sy_obj *o)
 	}
 }
 
-static int unregister_locked(const struct sy_jump_entry *start,
-			     const struct sy_obj *o)
+void sy_jump_table_del(const struct sy_jump_entry *start,
+		       const struct sy_obj *o)
 {
-	struct sy_table **pp, *t;
+	struct jump_table **pp, *t;
 
 	for (pp = &tables; (t = *pp); pp = &t->next) {
 		if (t->start == start) {
@@ -863,62 +790,11 @@ static int unregister_locked(const struct sy_jump_entry *start,
 		}
 	}
 	kill_orphans(o);
-	/* Its deferred keys' queued final decrements go with it. */
-	sy_deferred_forget(o);
-	return 0;
-}
-
-int sy__unregister_jump_table(struct sy_jump_entry *start,
-			      struct sy_jump_entry *stop)
-{
-	struct sy_obj o;
-	int r;
-
-	(void)stop;
-	if (sy_enter()) {
-		/* Going on could free a table under the interrupted batch,
-		 * stopping would leave one that names unmapped code: a state
-		 * that must not exist (dlclose is not async-signal-safe). */
-		reentered("an object is being unloaded");
-		abort();
-	}
-	/* Before the lock: this takes the dynamic linker's lock. An empty
-	 * table's start may sit just past the object's last segment. */
-	sy_obj_lookup((uintptr_t)start, &o);
-	if (!o.found)
-		sy_obj_lookup((uintptr_t)start - 1, &o);
-	r = SY_LOCKED(unregister_locked(start, &o));
-	sy_leave();
-	if (o.found)
-		sy_keys_env_forget(&o);
-	return r;
-}
-
-static int forget_locked(const struct sy_obj *o)
-{
-	sy_deferred_forget(o);
-	return 0;
-}
-
-void sy__object_unloading(const void *addr)
-{
-	struct sy_obj o;
-
-	if (sy_enter()) {
-		reentered("an object is being unloaded");
-		abort();	/* as in sy__unregister_jump_table() */
-	}
-	sy_obj_lookup((uintptr_t)addr, &o);
-	if (o.found && o.name[0]) {	/* the program: at exit only */
-		SY_LOCKED(forget_locked(&o));
-		sy_keys_env_forget(&o);
-	}
-	sy_leave();
 }
 
 void sy_registry_visit(sy_site_visit fn, void *arg)
 {
-	for (struct sy_table *t = tables; t; t = t->next)
+	for (struct jump_table *t = tables; t; t = t->next)
 		for (size_t i = 0; i < t->n; i++) {
 			const struct sy_jump_entry *e = nth(t, i);
 
