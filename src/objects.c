@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sy_elf.h"
 
 struct exe_lookup {
 	const char *name;
@@ -531,4 +532,104 @@ const char *sy_obj_name(const struct sy_obj *o)
 	if (o->found && o->name[0])
 		return o->name;
 	return program_invocation_name ? program_invocation_name : "the program";
+}
+
+/* ---- the records of every loaded object, in memory ----------------------- */
+
+/* bytes readable at a in info's object (0: not in a loaded segment) */
+static size_t readable_at(const struct dl_phdr_info *info, uintptr_t a)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && a >= lo &&
+		    a - lo < ph->p_memsz)
+			return ph->p_memsz - (a - lo);
+	}
+	return 0;
+}
+
+struct sy_rec_obj {
+	const struct dl_phdr_info *info;
+};
+
+char *sy_rec_strdup(const struct sy_rec_obj *o, const char *p, size_t max)
+{
+	size_t room = readable_at(o->info, (uintptr_t)p), len;
+
+	if (!room)
+		return NULL;
+	len = strnlen(p, room < max ? room : max);
+	return len < room ? strndup(p, len) : NULL;	/* else unterminated */
+}
+
+struct walk {
+	const char *section;
+	size_t rsize;
+	sy_rec_fn fn;
+	void *arg;
+	bool main_seen;
+};
+
+/* The section's place in info's object, from the section headers of the
+ * file it was mapped from (sy_obj_open()): the file now at its path may be
+ * another build, whose section is elsewhere. */
+static int section_of(const struct dl_phdr_info *info, const char *name,
+		      uint64_t *addr, uint64_t *sz)
+{
+	struct sy_obj *o = calloc(1, sizeof(*o));
+	char fdpath[40];
+	int fd, r;
+
+	if (!o)
+		return -ENOMEM;
+	o->found = true;
+	snprintf(o->name, sizeof(o->name), "%s",
+		 info->dlpi_name ? info->dlpi_name : "");
+	o->bias = info->dlpi_addr;
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
+	for (int i = 0; i < info->dlpi_phnum && !o->nseg; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			o->lo[0] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			o->hi[0] = o->lo[0] + info->dlpi_phdr[i].p_memsz;
+			o->nseg = 1;
+		}
+	fd = sy_obj_open(o);
+	free(o);
+	if (fd < 0)
+		return fd;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = sy_elf_section_load(fdpath, name, addr, sz);
+	close(fd);
+	return r;
+}
+
+static int walk_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct walk *w = arg;
+	struct sy_rec_obj o = { info };
+	uint64_t addr, sz;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0]) {
+		if (w->main_seen)
+			return 0;
+		w->main_seen = true;
+	}
+	if (section_of(info, w->section, &addr, &sz) || !sz ||
+	    sz % w->rsize || readable_at(info, info->dlpi_addr + addr) < sz)
+		return 0;
+	for (uint64_t off = 0; off < sz; off += w->rsize)
+		w->fn(&o, (const void *)(info->dlpi_addr + addr + off), w->arg);
+	return 0;
+}
+
+void sy_records_walk(const char *section, size_t rsize, sy_rec_fn fn,
+		     void *arg)
+{
+	struct walk w = { section, rsize, fn, arg, false };
+
+	dl_iterate_phdr(walk_cb, &w);
 }
