@@ -25,7 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
+#include <math.h>	/* INFINITY; no libm function (root()) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +89,26 @@ static double median(const double *v, size_t n, double *tmp)
 	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
+/*
+ * sqrt() without libm: the static library is one object (CMakeLists.txt),
+ * and a program that links it for a static key alone must not need -lm.
+ * Newton's iteration from above converges for x > 0; 60 rounds are far
+ * more than the doubles here (at most ~1e9) need.
+ */
+static double root(double x)
+{
+	double r = x > 1 ? x : 1;
+
+	for (int i = 0; i < 60; i++)
+		r = (r + x / r) / 2;
+	return r;
+}
+
 /* Mann-Whitney U, normal approximation: z > 0 when a is the larger */
 static double mann_whitney_z(const double *a, const double *b, size_t n)
 {
 	double u = 0, mu = n * (double)n / 2;
-	double sigma = sqrt(n * (double)n * (2.0 * n + 1) / 12.0);
+	double sigma = root(n * (double)n * (2.0 * n + 1) / 12.0);
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++)
