@@ -27,7 +27,7 @@ MUTANTS = {
     4: ("poke.c", "core sync skipped (still counted)",
         "counters.sync_calls++;\n\tr = sy_arch_sync_cores();",
         "counters.sync_calls++;\n\treturn;\n\tr = sy_arch_sync_cores();"),
-    5: ("registry.c", "registration not under the re-entry guard",
+    5: ("load.c", "registration not under the re-entry guard",
         "\tif (sy_enter()) {\n\t\treentered(\"refusing to register an object's sites\");",
         "\tif (0) {\n\t\treentered(\"refusing to register an object's sites\");"),
     6: ("deferred.c", "worker decrements without the patch lock",
@@ -48,8 +48,8 @@ MUTANTS = {
     10: ("static_key.c", "last disable stores 0 instead of compare-and-swap",
          "if (!__atomic_compare_exchange_n(&key->enabled, v, 0, false,\n\t\t\t\t\t __ATOMIC_RELAXED, __ATOMIC_RELAXED))\n\t\treturn 1;",
          "__atomic_store_n(&key->enabled, 0, __ATOMIC_RELAXED);"),
-    11: ("lock.c", "fork prepare handler does not raise the re-entry guard",
-         "\tfork_saved_depth = depth;\n\tdepth = 1;", "\tfork_saved_depth = depth;"),
+    11: ("guard.c", "fork prepare handler does not raise the re-entry guard",
+         "\tint saved = depth;\n\n\tdepth = 1;", "\tint saved = depth;\n"),
     12: ("poke.c", "a site holding unexpected bytes is accepted",
          "\t\tcase SY_SITE_FOREIGN:\n\t\tdefault:\n\t\t\treturn refuse(&d, c);",
          "\t\t\treturn refuse(&d, c);\n\t\tcase SY_SITE_FOREIGN:\n\t\tdefault:\n"
@@ -75,9 +75,9 @@ MUTANTS = {
          "return SY_SITE_TRAPPED;", "return SY_SITE_OLD;"),
     21: ("poke.c", "non-canonical sites are not brought back",
          "\t\t\tfix_add(preps, nprep, &d, &fx);", "\t\t\t(void)nprep;"),
-    22: ("lock.c", "queued reports are never written",
-         "\tsy_report_flush();\n\t__atomic_signal_fence", "\t__atomic_signal_fence"),
-    23: ("registry.c", "an empty table past the last segment: its object not found at unload",
+    22: ("internal.h", "queued reports are never written",
+         "\tsy_report_flush();\n\tsy_guard_exit();", "\tsy_guard_exit();"),
+    23: ("load.c", "an empty table past the last segment: its object not found at unload",
          "\tif (!o.found)\n\t\tsy_obj_lookup((uintptr_t)start - 1, &o);\n", ""),
 }
 
@@ -98,7 +98,7 @@ EXCLUDE = ("test_build_matrix|test_build_clang|test_cross_aarch64|"
 # First pass per mutant: the tests of its area, stopping at the first
 # failure (a kill there is a kill by the default suite); a mutant that
 # survives it runs the whole default subset.
-COPY_FILES = ("memcpy.c", "calibrate.c", "io.c")
+COPY_FILES = ("copy/memcpy.c", "copy/calibrate.c", "copy/io.c")
 COPY_TESTS = "memcpy|calib|cpu|io"
 
 

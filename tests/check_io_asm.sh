@@ -1,8 +1,8 @@
 #!/bin/sh
-# check_io_asm.sh SRCDIR - src/io.c compiled as the library compiles it, with
+# check_io_asm.sh SRCDIR - src/copy/io.c compiled as the library compiles it, with
 # gcc and clang at -O2 and -O3, holds nothing that could touch the device in
 # other than one plain access of the width (x86-64; see the comment at the
-# top of src/io.c for what was read by eye):
+# top of src/copy/io.c for what was read by eye):
 #  - no undefined symbol: no call to memcpy() or anything else outside;
 #  - no string instruction (rep movs/stos, movs, stos, lods);
 #  - no vector register (xmm/ymm/zmm): no access wider than 8 bytes;
@@ -29,7 +29,7 @@ for cc in $msg; do
 		o="$tmp/io.o"
 		$cc -std=gnu11 $opt -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
 			-DSWITCHYARD_BUILDING_LIBRARY -D_GNU_SOURCE -I"$src/include" \
-			-c "$src/src/io.c" -o "$o" || { echo "FAIL: $cc $opt: does not compile"; bad=1; continue; }
+			-c "$src/src/copy/io.c" -o "$o" || { echo "FAIL: $cc $opt: does not compile"; bad=1; continue; }
 		d="$tmp/io.s"
 		objdump -d --no-show-raw-insn "$o" >"$d"
 		what="$cc $opt"
@@ -51,4 +51,4 @@ for cc in $msg; do
 	done
 done
 [ $bad -eq 0 ] || exit 1
-echo "PASS: src/io.c at -O2/-O3 with gcc and clang: no call out, no string or vector instruction, loads and stores of 1, 2, 4, 8 bytes"
+echo "PASS: src/copy/io.c at -O2/-O3 with gcc and clang: no call out, no string or vector instruction, loads and stores of 1, 2, 4, 8 bytes"

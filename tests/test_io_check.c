@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_io_check.c - the device copy (src/io.c) against a log of every
+ * test_io_check.c - the device copy (src/copy/io.c) against a log of every
  * device access it makes.
  *
- * src/io.c is compiled again here, its device accessors replaced by ones
+ * src/copy/io.c is compiled again here, its device accessors replaced by ones
  * that record (address, width, read or write) and then do the access on
  * a plain buffer standing in for the device. For every n in 0..512 and
  * 1000, 4093, 4096, 65543, device alignment 0..15, normal-memory alignment
@@ -91,7 +91,7 @@ IO_LOG_ACCESSORS(64)
 #define switchyard_memcpy_fromio chk_memcpy_fromio
 #define switchyard_memcpy_toio_width chk_memcpy_toio_width
 #define switchyard_memcpy_fromio_width chk_memcpy_fromio_width
-#include "../src/io.c"
+#include "../src/copy/io.c"
 
 /* ---- the checks --------------------------------------------------------- */
 
@@ -166,7 +166,7 @@ static void fail(int cls, const struct io_case *c, const char *fmt,
 	}
 }
 
-/* The rule, written apart from src/io.c's. */
+/* The rule, written apart from src/copy/io.c's. */
 static unsigned int rule_width(uintptr_t a, size_t r, unsigned int max)
 {
 	static const unsigned int w[] = { 8, 4, 2 };

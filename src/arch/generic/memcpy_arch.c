@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "../../memcpy_impl.h"
+#include "../../copy/memcpy_impl.h"
 
 static void *mc_libc(void *dst, const void *src, size_t n)
 {
@@ -19,8 +19,10 @@ void *switchyard_memcpy(void *dst, const void *src, size_t n)
 	return memcpy(dst, src, n);
 }
 
-switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which)
+switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
+				   enum switchyard_memcpy_strategy loop)
 {
+	(void)loop;
 	if (which == SWITCHYARD_MEMCPY_SHORT || which == SWITCHYARD_MEMCPY_LOOP)
 		return mc_libc;
 	return NULL;

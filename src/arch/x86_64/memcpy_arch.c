@@ -27,7 +27,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "../../memcpy_impl.h"
+#include "../../copy/memcpy_impl.h"
 
 /* Before sy_arch_mc_init() the sites read these: safe on any x86-64.
  * sy__mc_rep_min is defined in memcpy_vec.c's assembly (UINT32_MAX),
@@ -235,17 +235,17 @@ static void *mc_short_sse2(void *dst, const void *src, size_t n)
 	return mc_sse2(dst, src, n);
 }
 
-switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which)
+switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
+				   enum switchyard_memcpy_strategy loop)
 {
 	switch (which) {
 	case SWITCHYARD_MEMCPY_SHORT:
 		/* the AVX flavours' short moves and loop are one code up
 		 * to 256 bytes (memcpy_vec.c) */
-		return sy_mc_config()->loop == SWITCHYARD_MEMCPY_SSE2 ?
-			       mc_short_sse2 :
-			       sy_arch_mc_fn(sy_mc_config()->loop);
+		return loop == SWITCHYARD_MEMCPY_SSE2 ? mc_short_sse2 :
+							 sy_arch_mc_fn(loop, loop);
 	case SWITCHYARD_MEMCPY_LOOP:
-		return sy_arch_mc_fn(sy_mc_config()->loop);
+		return sy_arch_mc_fn(loop, loop);
 	case SWITCHYARD_MEMCPY_SSE2:
 		return mc_sse2;
 	case SWITCHYARD_MEMCPY_AVX2:

@@ -81,7 +81,7 @@
  * instruction (the return value); rcx, r8, r9 scratch. No stack: the CFI
  * is the entry's (return address at rsp) throughout.
  */
-#include "../../memcpy_impl.h"
+#include "../../copy/memcpy_impl.h"
 
 /*
  * A run-time constant compare: rcx = rep_min (zero-extended), flags = n

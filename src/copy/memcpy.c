@@ -408,7 +408,7 @@ const struct sy_mc_config *sy_mc_config(void)
 switchyard_memcpy_fn
 switchyard_memcpy_get_strategy(enum switchyard_memcpy_strategy which)
 {
-	return sy_arch_mc_fn(which);
+	return sy_arch_mc_fn(which, sy_mc_config()->loop);
 }
 
 int switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t)

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "memcpy_impl.h"
-#include "sy_names.h"
+#include "../sy_names.h"
 
 static const uint32_t grid[] = {
 	8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224,
@@ -419,9 +419,9 @@ int switchyard_calibrate(unsigned flags,
 		return -ENOMEM;
 	c->rounds = quick ? 31 : 601;
 	c->batch_ns = quick ? 8000 : 20000;
-	c->fn[S_SHORT] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_SHORT);
-	c->fn[S_LOOP] = sy_arch_mc_fn(loop);
-	c->fn[S_REP] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_REP_MOVSB);
+	c->fn[S_SHORT] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_SHORT, loop);
+	c->fn[S_LOOP] = sy_arch_mc_fn(loop, loop);
+	c->fn[S_REP] = sy_arch_mc_fn(SWITCHYARD_MEMCPY_REP_MOVSB, loop);
 	c->src = aligned_alloc(64, MAX_SIZE + 128);
 	c->dst = aligned_alloc(64, MAX_SIZE + 128);
 	c->sizes = malloc(NSIZES * sizeof(*c->sizes));

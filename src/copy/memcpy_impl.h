@@ -6,7 +6,7 @@
 #ifndef SY_MEMCPY_IMPL_H
 #define SY_MEMCPY_IMPL_H
 
-#include "internal.h"
+#include "../internal.h"
 
 /* The thresholds and the loop's flavour, as the dispatcher uses them. */
 struct sy_mc_config {
@@ -16,7 +16,10 @@ struct sy_mc_config {
 
 /*
  * The arch's part:
- *   sy_arch_mc_fn        a strategy alone, or NULL (not on this CPU)
+ *   sy_arch_mc_fn        a strategy alone, or NULL (not on this CPU);
+ *                        SHORT and LOOP as with loop, the flavour in
+ *                        effect (passed in: the arch's part reads no
+ *                        configuration, memcpy.c is above it)
  *   sy_arch_mc_loop      the vector loop's flavour for this CPU: the ONE
  *                        place where it is chosen
  *   sy_arch_mc_init      write the configuration into the dispatcher (the
@@ -25,7 +28,8 @@ struct sy_mc_config {
  *                        negative errno (the variables still hold it)
  */
 SY_HIDDEN switchyard_memcpy_fn
-sy_arch_mc_fn(enum switchyard_memcpy_strategy which);
+sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
+	      enum switchyard_memcpy_strategy loop);
 SY_HIDDEN enum switchyard_memcpy_strategy sy_arch_mc_loop(void);
 SY_HIDDEN int sy_arch_mc_init(const struct sy_mc_config *c);
 
