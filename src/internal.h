@@ -242,12 +242,17 @@ SY_HIDDEN int sy_jump_label_update_n(struct static_key *const *keys,
 enum { SY_KEYS_OFF, SY_KEYS_ON, SY_KEYS_INC, SY_KEYS_DEC };
 SY_HIDDEN int sy_keys_change(struct static_key *const *keys, const int *ops,
 			     int *results, size_t n);
-/* SWITCHYARD_KEYS (control.c): decide the keys object o has just brought
- * (after its registration, outside the patch lock and the re-entry guard),
- * and forget the keys of an object going away. */
+
+/* ---- SWITCHYARD_KEYS (keys_env.c) ---------------------------------------- */
+/* Decide the keys object o has just brought (after its registration,
+ * outside the patch lock and the re-entry guard: load.c), and forget the
+ * keys of an object going away. */
 struct sy_obj;
 SY_HIDDEN void sy_keys_env_apply(const struct sy_obj *o);
 SY_HIDDEN void sy_keys_env_forget(const struct sy_obj *o);
+/* The program opted out of SWITCHYARD_CONTROL and SWITCHYARD_KEYS
+ * (SWITCHYARD_IGNORE_CONTROL_ENV): the switchyard tool does. */
+SY_HIDDEN bool sy_env_ignored(void);
 
 /* Take object o's table of n sites [start, start + n): index it, bring
  * its sites to their keys' state; *keys (malloc'ed, *nkeys long, may be
