@@ -805,7 +805,7 @@ int switchyard_control_stop(void)
  *
  * The prepare handler only notes the parent's pid (it takes no lock: a
  * stop() may hold ctl_lock while joining a thread that waits for the patch
- * lock, which a forking thread may hold; lock.c). The child handler runs
+ * lock, which a forking thread may hold; lock_order.c). The child handler runs
  * with one thread: it closes the inherited descriptors (the parent's
  * copies stay open) and re-initialises ctl_lock, all async-signal-safe,
  * then creates the thread. pthread_create() is not async-signal-safe, but

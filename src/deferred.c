@@ -5,7 +5,7 @@
  *
  * The queue, every work's sy_pending/sy_due_ns/sy_next, and the worker's
  * state are protected by dq_lock. Lock order: the patch lock, then dq_lock
- * (internal.h); nobody waits for the patch lock while holding dq_lock.
+ * (lock_order.c); nobody waits for the patch lock while holding dq_lock.
  *
  * The worker takes the patch lock before it takes a due work off the queue
  * and keeps it until that work's decrement is done. So a work is either
@@ -276,7 +276,7 @@ void sy_deferred_forget(const struct sy_obj *o)
 }
 
 /*
- * fork(), called by lock.c's handlers with the patch lock held (or owned by
+ * fork(), called by lock_order.c's handlers with the patch lock held (or owned by
  * the forking thread). The worker does not exist in the child, and starting
  * a thread in a fork handler is not allowed (only async-signal-safe calls
  * until exec; ThreadSanitizer refuses it). So the child runs its pending

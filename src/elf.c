@@ -67,7 +67,7 @@ static const char *src_base(uintptr_t f, const char *names)
  * here as an offset into names + 1 (0: none). Files alike too (two util.c
  * in two directories): the names stay alike. Every local symbol keeps its
  * file in v[i].src, which a request may name it by ("a.c:k" when no other
- * k needs it: control.c).
+ * k needs it: key_names.c).
  */
 static int qualify_dups(struct sy_syms *out, const char *names)
 {

@@ -53,7 +53,7 @@ SY_HIDDEN void sy_log(enum switchyard_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 SY_HIDDEN void sy_hex(char *buf, size_t size, const uint8_t *p, size_t n);
 enum sy_atfork_phase { SY_ATFORK_PREPARE, SY_ATFORK_PARENT, SY_ATFORK_CHILD };
-/* The log lock's part of the fork handlers (lock.c calls it). */
+/* The log lock's part of the fork handlers (lock_order.c calls it). */
 SY_HIDDEN void sy_log_atfork(enum sy_atfork_phase phase);
 
 #define SY_KEY_WARNED_DEC 0x100u	/* dec below zero */
@@ -76,12 +76,12 @@ SY_HIDDEN void sy_report(enum switchyard_log_level level,
 			 const struct static_key *key, uintptr_t site,
 			 const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* Names for messages (introspect.c); without the patch lock. */
+/* Names for messages (naming.c); without the patch lock. */
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
 			   size_t size);
 SY_HIDDEN void sy_name_site(uintptr_t addr, char *buf, size_t size);
 /*
- * What a request may call a key besides its listed name (control.c), which
+ * What a request may call a key besides its listed name (key_names.c), which
  * holds qualifiers only while another key needs them: local, its name in
  * its object (the listed name without "OBJECT:"); object, that object's
  * file base name; src, a file-local key's source file ("a.c"), and plain,
@@ -277,7 +277,7 @@ SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 typedef void (*sy_site_visit)(const struct sy_jump_entry *e, void *arg);
 SY_HIDDEN void sy_registry_visit(sy_site_visit fn, void *arg);
 /*
- * Records sections (introspect.c): fn for each record of every loaded
+ * Records sections (objects.c): fn for each record of every loaded
  * object's allocated section `section` (rsize bytes each), read in memory
  * where the dynamic linker relocated it, from inside dl_iterate_phdr()
  * (the object stays mapped meanwhile; never with the patch lock held).
@@ -415,7 +415,7 @@ SY_HIDDEN int sy_key_dec(struct static_key *key);
 /* Drop the queued works that lie in object o (it is being unloaded).
  * Patch lock held. */
 SY_HIDDEN void sy_deferred_forget(const struct sy_obj *o);
-/* The queue's part of the fork handlers (lock.c calls it, patch lock held);
+/* The queue's part of the fork handlers (lock_order.c calls it, patch lock held);
  * inside_call: the forking thread was inside a switchyard call. */
 SY_HIDDEN void sy_deferred_atfork(enum sy_atfork_phase phase, bool inside_call);
 

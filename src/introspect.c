@@ -426,7 +426,7 @@ static int describe_sites(struct site_snap *s, struct sy_obj_cache *cache)
 	return 0;
 }
 
-/* The object cache kept across calls (control.c lists every key's sites:
+/* The object cache kept across calls (control_cmd.c lists every key's sites:
  * one read of each object's symbols and lines, not one per key). */
 struct sy_site_cache {
 	struct sy_obj_cache c;

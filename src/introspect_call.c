@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * introspect_call.c - switchyard_for_each_static_call(): the static calls
- * of the process, for listings and for live re-targeting (control.c).
+ * of the process, for listings and for live re-targeting (control_cmd.c).
  *
  * The same three steps as introspect.c's: under the patch lock, every
  * registered site's key and each such key's current target; without it,

@@ -5,12 +5,12 @@
  * object's dynamic symbol table (through its GNU hash table, not dlsym()).
  *
  * Everything here calls dl_iterate_phdr() or dladdr(), which take the
- * dynamic linker's lock: never with the patch lock held (lock order in
- * internal.h).
+ * dynamic linker's lock: never with the patch lock held (the lock order,
+ * lock_order.c).
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -31,7 +31,7 @@
  * change that succeeds.
  *
  * All state here is protected by the patch lock. Nothing here calls into
- * the dynamic linker with the patch lock held (internal.h): the object
+ * the dynamic linker with the patch lock held (lock_order.c): the object
  * lookups happen before the lock is taken, the split-key check after it is
  * released.
  */

@@ -5,8 +5,8 @@
  * "static key 0x56078e73b190: decrement below zero" says nothing to a user;
  * "static key 'tracing': decrement below zero" and "site hot+0x4
  * (app.c:12)" do. Names come from the objects' symbol and line tables and
- * from the dynamic linker (introspect.c), which may not be asked with the
- * patch lock held (lock order, internal.h): dlopen() holds the linker's
+ * from the dynamic linker (naming.c), which may not be asked with the
+ * patch lock held (the lock order, lock_order.c): dlopen() holds the linker's
  * lock while a constructor registers, i.e. waits for the patch lock. Most
  * messages arise with the patch lock held, so a report is made in two
  * steps:
