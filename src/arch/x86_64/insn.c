@@ -7,8 +7,9 @@
  *
  * The decoder knows lengths and where the relative operands are, nothing
  * else (Intel SDM vol. 2, chapter 2 and appendix A; AMD APM vol. 3). It
- * covers the legacy, 0F, 0F38 and 0F3A maps, VEX, EVEX and AMD's XOP. tests/test_insn.sh checks it against objdump over
- * the whole text of the C library.
+ * covers the legacy, 0F, 0F38 and 0F3A maps, VEX, EVEX and AMD's XOP.
+ * tests/alt/test_insn.sh checks it against objdump over the whole text of
+ * the C library.
  *
  *   relative operand                      size  where
  *   jcc rel8 (70-7f), loop/jrcxz (e0-e3)  1     the last byte
@@ -334,9 +335,9 @@ int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
  * every relative operand whose destination lies outside [from, from + len]
  * gets its displacement moved by from - to, so the code at `to` reaches
  * the same places (an operand whose destination lies inside, or at the
- * end, moves with the code). Returns 0, or -EINVAL (an instruction the decoder does not
- * know, or one crossing the end) or -ERANGE (a displacement no longer
- * fits: rel8 to outside, or rel32 beyond 2 GiB).
+ * end, moves with the code). Returns 0, or -EINVAL (an instruction the
+ * decoder does not know, or one crossing the end) or -ERANGE (a
+ * displacement no longer fits: rel8 to outside, or rel32 beyond 2 GiB).
  */
 int sy_arch_code_move(uint8_t *buf, const uint8_t *from, size_t len,
 		      uintptr_t to)
