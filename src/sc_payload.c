@@ -375,6 +375,8 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 }
 #endif /* SY_SC_GUARD */
 
+/* ---- entry point -------------------------------------------------------- */
+
 int switchyard_static_call_native(void (*func)(void), const void *code,
 				  size_t len)
 {
