@@ -18,11 +18,11 @@
  * Step 3 rewrites several instructions at once, which is safe only because
  * no thread runs them yet (so this is not cross-modifying code, and the
  * SDM vol. 3 8.1.3 protocol reduces to the engine's sync after the write,
- * for whichever core first runs the object): the object's constructors have not run, and for
- * a library being opened, dlopen() has not returned its handle (the same
- * premise as static call registration; doc/DESIGN.md "Known limits"). A
- * site already holding its new bytes is left alone (the same table twice:
- * LTO, or a library opened again).
+ * for whichever core first runs the object): the object's constructors
+ * have not run, and for a library being opened, dlopen() has not returned
+ * its handle (the same premise as static call registration; doc/DESIGN.md
+ * "Known limits"). A site already holding its new bytes is left alone (the
+ * same table twice: LTO, or a library opened again).
  *
  * A site holding neither (a debugger's breakpoint at start-up) is refused
  * before the batch, reported once by name, and left out of it, so that it
@@ -39,7 +39,7 @@
 
 #include "internal.h"
 
-static struct sy_tablist *tables;	/* patch lock */
+static struct sy_rec_table *tables;	/* patch lock */
 
 static uintptr_t rel_addr(const int32_t *field)
 {
@@ -247,19 +247,19 @@ static int alt_apply(struct sy_alt_entry *start, struct sy_alt_entry *stop)
 	return sy_poke_apply(&src);
 }
 
-static int register_locked(struct sy_alt_entry *start,
-			   struct sy_alt_entry *stop)
+static int alt_table_add_locked(struct sy_alt_entry *start,
+				struct sy_alt_entry *stop)
 {
 	bool fresh;
 
-	if (!sy_tablist_add(&tables, start, stop, &fresh))
+	if (!sy_rec_table_add(&tables, start, stop, &fresh))
 		return -ENOMEM;
 	return fresh ? alt_apply(start, stop) : 0;
 }
 
-static int unregister_locked(struct sy_alt_entry *start)
+static int alt_table_remove_locked(struct sy_alt_entry *start)
 {
-	return sy_tablist_del(&tables, start);
+	return sy_rec_table_del(&tables, start);
 }
 
 int sy__register_alternatives(struct sy_alt_entry *start,
@@ -269,7 +269,7 @@ int sy__register_alternatives(struct sy_alt_entry *start,
 		return -EINVAL;
 	if (start == stop)
 		return 0;
-	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+	return SY_GUARDED(SY_LOCKED(alt_table_add_locked(start, stop)));
 }
 
 int sy__unregister_alternatives(struct sy_alt_entry *start,
@@ -277,7 +277,7 @@ int sy__unregister_alternatives(struct sy_alt_entry *start,
 {
 	if (start == stop)
 		return 0;
-	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+	return SY_GUARDED(SY_LOCKED(alt_table_remove_locked(start)));
 }
 
 /*
@@ -288,7 +288,7 @@ int sy__unregister_alternatives(struct sy_alt_entry *start,
 /* At the library's unload: see runtime_const.c's rc_fini(). */
 static int free_all_locked(void)
 {
-	sy_tablist_free_all(&tables);
+	sy_rec_tables_free(&tables);
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * 32- and 64-bit DWARF formats, as gcc and clang emit them.
  *
  * The line program of each unit is run once, its rows kept in one table
- * sorted by address, and a lookup is a binary search in it.
+ * sorted by address, and a lookup is a binary search in it. The bytes,
+ * the sections and the string sections come from dwarf_read.c.
  *
  * The file is untrusted input (it may be truncated, corrupt, or not what
  * the mapping was made from): every length, offset and count is checked
@@ -14,12 +15,7 @@
  * memory are bounded by the size of the file: a row costs at least one
  * byte of line program, a table entry at least one byte of header, and
  * the bytes of file names built are capped by a budget.
- *
- * From a path the sections are read with pread() rather than mapped: a
- * mapped file that another process truncates (a rebuild) would raise
- * SIGBUS in the caller, a read just comes back short.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -28,353 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dwarf_read.h"
 #include "sy_dwarf.h"
 
-/* From the DWARF 5 standard (6.2 and 7.5); <dwarf.h> is not in libc. */
-enum {
-	DW_LNS_copy = 1,
-	DW_LNS_advance_pc = 2,
-	DW_LNS_advance_line = 3,
-	DW_LNS_set_file = 4,
-	DW_LNS_set_column = 5,
-	DW_LNS_negate_stmt = 6,
-	DW_LNS_set_basic_block = 7,
-	DW_LNS_const_add_pc = 8,
-	DW_LNS_fixed_advance_pc = 9,
-	DW_LNS_set_prologue_end = 10,
-	DW_LNS_set_epilogue_begin = 11,
-	DW_LNS_set_isa = 12,
-
-	DW_LNE_end_sequence = 1,
-	DW_LNE_set_address = 2,
-
-	DW_LNCT_path = 1,
-	DW_LNCT_directory_index = 2,
-
-	DW_FORM_data2 = 0x05,
-	DW_FORM_data4 = 0x06,
-	DW_FORM_data8 = 0x07,
-	DW_FORM_string = 0x08,
-	DW_FORM_block = 0x09,
-	DW_FORM_data1 = 0x0b,
-	DW_FORM_strp = 0x0e,
-	DW_FORM_udata = 0x0f,
-	DW_FORM_data16 = 0x1e,
-	DW_FORM_line_strp = 0x1f,
-};
-
-/* ---- reading bytes --------------------------------------------------- */
-
-/*
- * A cursor over [p, end). A read past the end marks it bad and moves it to
- * the end, so loops of the form "while (r.p < r.end)" stop by themselves;
- * callers check ->bad once after a group of reads.
- */
-struct rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static size_t rd_left(const struct rd *r)
-{
-	return (size_t)(r->end - r->p);
-}
-
-static void rd_fail(struct rd *r)
-{
-	r->bad = true;
-	r->p = r->end;
-}
-
-static bool rd_has(struct rd *r, uint64_t n)
-{
-	if (rd_left(r) >= n)
-		return true;
-	rd_fail(r);
-	return false;
-}
-
-/* A little-endian unsigned integer of n <= 8 bytes. The data has no
- * alignment, so it is read byte by byte. */
-static uint64_t rd_uint(struct rd *r, unsigned n)
-{
-	uint64_t v = 0;
-
-	if (!rd_has(r, n))
-		return 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static uint8_t rd_u8(struct rd *r)
-{
-	return (uint8_t)rd_uint(r, 1);
-}
-
-static void rd_skip(struct rd *r, uint64_t n)
-{
-	if (rd_has(r, n))
-		r->p += n;
-}
-
-/* LEB128. Bits beyond 64 are dropped rather than shifted (which would be
- * undefined): only a corrupt file has them, and it gets a wrong value,
- * which every user of the value bounds-checks anyway. */
-static uint64_t rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-
-		if (shift < 64) {
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		}
-		if (!(b & 0x80))
-			return v;
-	}
-	rd_fail(r);
-	return 0;
-}
-
-/* Signed LEB128, as the two's complement bits: the registers it adjusts
- * are unsigned and wrap. */
-static uint64_t rd_sleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->p >= r->end) {
-			rd_fail(r);
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64) {
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		}
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return v;
-}
-
-/* An inline NUL-terminated string; the NUL must be inside the cursor. */
-static const char *rd_cstr(struct rd *r)
-{
-	const uint8_t *nul;
-	const char *s;
-
-	nul = r->p < r->end ? memchr(r->p, 0, rd_left(r)) : NULL;
-	if (!nul) {
-		rd_fail(r);
-		return NULL;
-	}
-	s = (const char *)r->p;
-	r->p = nul + 1;
-	return s;
-}
-
-/* ---- the ELF file: sections ------------------------------------------ */
-
-/*
- * Where the bytes come from: an image in memory, or a file descriptor.
- * Both hand out [off, off + len) of the file after the same bounds check,
- * so the parser above them cannot tell them apart.
- */
-struct src {
-	const uint8_t *img;	/* the image, or NULL: pread() fd */
-	int fd;
-	uint64_t size;
-};
-
-/* Point *p at [off, off + len) of the file. From an fd that is a new
- * buffer, *buf, which the caller frees; from an image *buf is NULL. */
-static int src_get(const struct src *s, uint64_t off, uint64_t len,
-		   const uint8_t **p, void **buf)
-{
-	uint8_t *m;
-
-	*buf = NULL;
-	if (off > s->size || len > s->size - off)
-		return -ENOEXEC;
-	if (s->img) {
-		*p = s->img + off;
-		return 0;
-	}
-	if (len > SIZE_MAX - 1)
-		return -ENOMEM;
-	m = malloc(len ? (size_t)len : 1);
-	if (!m)
-		return -ENOMEM;
-	for (uint64_t got = 0; got < len;) {
-		ssize_t r = pread(s->fd, m + got, (size_t)(len - got),
-				  (off_t)(off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			/* 0: the file shrank since fstat() */
-			int err = r < 0 ? -errno : -ENOEXEC;
-
-			free(m);
-			return err;
-		}
-		got += (uint64_t)r;
-	}
-	*p = m;
-	*buf = m;
-	return 0;
-}
-
-enum { SEC_LINE, SEC_LINE_STR, SEC_STR, NSEC };
-
-static const char *const sec_name[NSEC] = {
-	[SEC_LINE] = ".debug_line",
-	[SEC_LINE_STR] = ".debug_line_str",
-	[SEC_STR] = ".debug_str",
-};
-
-struct sec {
-	uint64_t off, size;
-	bool present;		/* in the file, uncompressed */
-};
-
-/* Find our sections by name through the section headers. */
-static int locate(const struct src *s, struct sec sec[NSEC])
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, sh0;
-	const uint8_t *p, *tab, *names = NULL;
-	void *tab_buf = NULL, *names_buf = NULL, *buf;
-	uint64_t nsh, strndx, nsize;
-	int err;
-
-	memset(sec, 0, NSEC * sizeof(*sec));
-	/* Headers are copied out: nothing here needs the image aligned. */
-	err = src_get(s, 0, sizeof(eh), &p, &buf);
-	if (err)
-		return err;
-	memcpy(&eh, p, sizeof(eh));
-	free(buf);
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
-		return -ENOEXEC;
-	if (!eh.e_shoff)
-		return -ENOENT;		/* no section headers, no sections */
-	if (eh.e_shentsize != sizeof(Elf64_Shdr))
-		return -ENOEXEC;
-	err = src_get(s, eh.e_shoff, sizeof(sh0), &p, &buf);
-	if (err)
-		return err;
-	memcpy(&sh0, p, sizeof(sh0));
-	free(buf);
-	/* Over 0xff00 sections, the count and the index of the section
-	 * names are in the first (null) section header. */
-	nsh = eh.e_shnum ? eh.e_shnum : sh0.sh_size;
-	strndx = eh.e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh.e_shstrndx;
-	if (!nsh)
-		return -ENOENT;
-	if (nsh > s->size / sizeof(Elf64_Shdr) || strndx >= nsh)
-		return -ENOEXEC;
-	err = src_get(s, eh.e_shoff, nsh * sizeof(Elf64_Shdr), &tab, &tab_buf);
-	if (err)
-		return err;
-	memcpy(&sh, tab + strndx * sizeof(sh), sizeof(sh));
-	err = sh.sh_type == SHT_NOBITS ? -ENOEXEC :
-	      src_get(s, sh.sh_offset, sh.sh_size, &names, &names_buf);
-	if (err)
-		goto out;
-	nsize = sh.sh_size;
-	for (uint64_t i = 1; i < nsh; i++) {
-		memcpy(&sh, tab + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_name >= nsize)
-			continue;
-		for (int k = 0; k < NSEC; k++) {
-			size_t len = strlen(sec_name[k]) + 1;
-
-			if (sec[k].present || nsize - sh.sh_name < len ||
-			    memcmp(names + sh.sh_name, sec_name[k], len))
-				continue;
-			/* A section without file bytes is absent. So is a
-			 * compressed one (SHF_COMPRESSED, gcc -gz): reading
-			 * it needs zlib or zstd, which the library does not
-			 * link, so it counts as no line table at all. */
-			if (sh.sh_type == SHT_NOBITS ||
-			    (sh.sh_flags & SHF_COMPRESSED))
-				break;
-			if (sh.sh_offset > s->size ||
-			    sh.sh_size > s->size - sh.sh_offset) {
-				err = -ENOEXEC;
-				goto out;
-			}
-			sec[k].off = sh.sh_offset;
-			sec[k].size = sh.sh_size;
-			sec[k].present = true;
-		}
-	}
-out:
-	free(tab_buf);
-	free(names_buf);
-	return err;
-}
-
 /* ---- building the result --------------------------------------------- */
-
-/*
- * A string section (.debug_str, .debug_line_str), read on first use: gcc
- * only refers to .debug_line_str, and .debug_str can be large.
- */
-struct strtab {
-	const char *p;
-	uint64_t lim;		/* a string at an offset below lim ends
-				 * inside the section: one check per string,
-				 * not one scan */
-	bool loaded;
-	void *buf;
-};
-
-struct dwarf {
-	const struct src *src;
-	struct sec sec[NSEC];
-	struct strtab str[NSEC];	/* SEC_LINE_STR and SEC_STR used */
-};
-
-static int strtab_at(struct dwarf *d, int k, uint64_t off, const char **s)
-{
-	struct strtab *t = &d->str[k];
-
-	if (!t->loaded) {
-		const uint8_t *p = (const uint8_t *)"";
-		uint64_t n = 0;
-
-		if (d->sec[k].present) {
-			int err = src_get(d->src, d->sec[k].off,
-					  d->sec[k].size, &p, &t->buf);
-
-			if (err)
-				return err;
-			n = d->sec[k].size;
-		}
-		/* past the last NUL nothing is terminated */
-		while (n && p[n - 1])
-			n--;
-		t->p = (const char *)p;
-		t->lim = n;
-		t->loaded = true;
-	}
-	if (off >= t->lim)
-		return -ENOEXEC;
-	*s = t->p + off;
-	return 0;
-}
 
 /* The name of a file of a unit, resolved on the first row that uses it. */
 struct ufile {
@@ -753,59 +406,6 @@ static int read_tables_v4(struct rd *h, struct unit *u)
 	return h->bad ? -ENOEXEC : 0;
 }
 
-/* One field of a DWARF 5 directory or file entry: a string in *s (NULL
- * for other forms), a constant in *v. */
-static int read_form(struct rd *r, struct dwarf *d, unsigned offsz,
-		     uint64_t form, const char **s, uint64_t *v)
-{
-	uint64_t off;
-	int err = 0;
-
-	*s = NULL;
-	*v = 0;
-	switch (form) {
-	case DW_FORM_string:
-		*s = rd_cstr(r);
-		break;
-	case DW_FORM_line_strp:
-	case DW_FORM_strp:
-		off = rd_uint(r, offsz);
-		if (!r->bad)
-			err = strtab_at(d, form == DW_FORM_strp ?
-					SEC_STR : SEC_LINE_STR, off, s);
-		break;
-	case DW_FORM_udata:
-		*v = rd_uleb(r);
-		break;
-	case DW_FORM_data1:
-		*v = rd_uint(r, 1);
-		break;
-	case DW_FORM_data2:
-		*v = rd_uint(r, 2);
-		break;
-	case DW_FORM_data4:
-		*v = rd_uint(r, 4);
-		break;
-	case DW_FORM_data8:
-		*v = rd_uint(r, 8);
-		break;
-	case DW_FORM_data16:	/* an MD5 (clang) */
-		rd_skip(r, 16);
-		break;
-	case DW_FORM_block:
-		off = rd_uleb(r);
-		rd_skip(r, off);
-		break;
-	default:
-		/* strx* needs .debug_str_offsets and the unit's base from
-		 * .debug_info; no producer uses it here */
-		return -ENOEXEC;
-	}
-	if (err)
-		return err;
-	return r->bad ? -ENOEXEC : 0;
-}
-
 /*
  * A DWARF 5 directory or file name table: a format (up to 255 pairs of
  * content type and form), a count, then the entries in that format. files
@@ -846,7 +446,8 @@ static int read_table_v5(struct rd *h, struct dwarf *d, struct unit *u,
 		for (unsigned i = 0; i < nfmt; i++) {
 			const char *s;
 			uint64_t v;
-			int err = read_form(h, d, u->offsz, form[i], &s, &v);
+			int err = sy_dw_read_form(h, d, u->offsz, form[i],
+						  &s, &v);
 
 			if (err)
 				return err;
@@ -1007,12 +608,13 @@ static int parse(const struct src *s, uintptr_t bias, struct sy_lines *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = locate(s, d.sec);
+	err = sy_dw_locate(s, d.sec);
 	if (err)
 		return err;
 	if (!d.sec[SEC_LINE].present)
 		return -ENOENT;
-	err = src_get(s, d.sec[SEC_LINE].off, d.sec[SEC_LINE].size, &p, &buf);
+	err = sy_dw_src_get(s, d.sec[SEC_LINE].off, d.sec[SEC_LINE].size, &p,
+			    &buf);
 	if (err)
 		return err;
 	/* every unit takes 4 bytes at least: the loop ends */

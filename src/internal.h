@@ -389,20 +389,20 @@ SY_HIDDEN int sy_runtime_const_init_n(const void *const *syms,
 
 /* ---- lists of registered record tables (objects.c) ----------------------- */
 /* One object's table of records (runtime_const.c, alternative.c). */
-struct sy_tablist {
+struct sy_rec_table {
 	void *start, *stop;
-	struct sy_tablist *next;
+	struct sy_rec_table *next;
 };
 /* Add [start, stop) to *list: the entry, with *fresh false if the table
  * was there already (LTO: the same table twice), or NULL (no memory).
  * Patch lock held. */
-SY_HIDDEN struct sy_tablist *sy_tablist_add(struct sy_tablist **list,
-					    void *start, void *stop,
-					    bool *fresh);
+SY_HIDDEN struct sy_rec_table *sy_rec_table_add(struct sy_rec_table **list,
+						void *start, void *stop,
+						bool *fresh);
 /* Remove the table starting at start: 0 or -ENOENT. Patch lock held. */
-SY_HIDDEN int sy_tablist_del(struct sy_tablist **list, const void *start);
+SY_HIDDEN int sy_rec_table_del(struct sy_rec_table **list, const void *start);
 /* Free them all (the library is being unloaded). Patch lock held. */
-SY_HIDDEN void sy_tablist_free_all(struct sy_tablist **list);
+SY_HIDDEN void sy_rec_tables_free(struct sy_rec_table **list);
 
 /* ---- alternatives (alternative.c) ---------------------------------------- */
 SWITCHYARD_API int sy__register_alternatives(struct sy_alt_entry *start,

@@ -298,10 +298,10 @@ void sy_check_split_key(const void *key, bool call)
 	       (void *)q.addr, info.dli_fname, call ? "call" : "key");
 }
 
-struct sy_tablist *sy_tablist_add(struct sy_tablist **list, void *start,
-				  void *stop, bool *fresh)
+struct sy_rec_table *sy_rec_table_add(struct sy_rec_table **list, void *start,
+				      void *stop, bool *fresh)
 {
-	struct sy_tablist *t;
+	struct sy_rec_table *t;
 
 	*fresh = false;
 	for (t = *list; t; t = t->next)
@@ -318,10 +318,10 @@ struct sy_tablist *sy_tablist_add(struct sy_tablist **list, void *start,
 	return t;
 }
 
-int sy_tablist_del(struct sy_tablist **list, const void *start)
+int sy_rec_table_del(struct sy_rec_table **list, const void *start)
 {
-	for (struct sy_tablist **pt = list; *pt; pt = &(*pt)->next) {
-		struct sy_tablist *t = *pt;
+	for (struct sy_rec_table **pt = list; *pt; pt = &(*pt)->next) {
+		struct sy_rec_table *t = *pt;
 
 		if (t->start != start)
 			continue;
@@ -332,10 +332,10 @@ int sy_tablist_del(struct sy_tablist **list, const void *start)
 	return -ENOENT;
 }
 
-void sy_tablist_free_all(struct sy_tablist **list)
+void sy_rec_tables_free(struct sy_rec_table **list)
 {
 	while (*list) {
-		struct sy_tablist *t = *list;
+		struct sy_rec_table *t = *list;
 
 		*list = t->next;
 		free(t);

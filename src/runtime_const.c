@@ -49,7 +49,7 @@ static const struct rc_value *value_of(const void *sym)
 
 #ifdef SY_RC_GUARD_JMP
 
-static struct sy_tablist *tables;		/* patch lock */
+static struct sy_rec_table *tables;		/* patch lock */
 
 static uintptr_t rc_code(const struct sy_rc_entry *e)
 {
@@ -81,11 +81,11 @@ static bool rc_valid(const struct sy_rc_entry *e)
 }
 
 struct rc_src {
-	struct sy_tablist *table;		/* NULL: every table */
+	struct sy_rec_table *table;		/* NULL: every table */
 	bool pending;			/* only the values being initialised,
 					   else every initialised one */
 	bool guard;			/* step 3, else step 1 */
-	struct sy_tablist *t;
+	struct sy_rec_table *t;
 	struct sy_rc_entry *e;
 };
 
@@ -135,7 +135,7 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 
 /* Steps 1 to 3 for the sites of the pending values (or of every value) in
  * table (or all): two batches, two syncs, however many variables. */
-static int rc_apply(struct sy_tablist *table, bool pending)
+static int rc_apply(struct sy_rec_table *table, bool pending)
 {
 	struct rc_src s = { table, pending, false, NULL, NULL };
 	struct sy_poke_src src = { rc_rewind, rc_next, &s };
@@ -152,10 +152,11 @@ static int apply_pending(void)
 	return tables ? rc_apply(NULL, true) : 0;
 }
 
-static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
+static int rc_table_add_locked(struct sy_rc_entry *start,
+			       struct sy_rc_entry *stop)
 {
 	bool fresh;
-	struct sy_tablist *t = sy_tablist_add(&tables, start, stop, &fresh);
+	struct sy_rec_table *t = sy_rec_table_add(&tables, start, stop, &fresh);
 
 	if (!t)
 		return -ENOMEM;
@@ -166,12 +167,12 @@ static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
 
 static void free_tables_locked(void)
 {
-	sy_tablist_free_all(&tables);
+	sy_rec_tables_free(&tables);
 }
 
-static int unregister_locked(struct sy_rc_entry *start)
+static int rc_table_remove_locked(struct sy_rc_entry *start)
 {
-	return sy_tablist_del(&tables, start);
+	return sy_rec_table_del(&tables, start);
 }
 
 #else /* no patched sites: the header reads the variable */
@@ -181,14 +182,15 @@ static int apply_pending(void)
 	return 0;
 }
 
-static int register_locked(struct sy_rc_entry *start, struct sy_rc_entry *stop)
+static int rc_table_add_locked(struct sy_rc_entry *start,
+			       struct sy_rc_entry *stop)
 {
 	(void)start;
 	(void)stop;
 	return 0;
 }
 
-static int unregister_locked(struct sy_rc_entry *start)
+static int rc_table_remove_locked(struct sy_rc_entry *start)
 {
 	(void)start;
 	return 0;
@@ -276,7 +278,7 @@ int sy__register_runtime_consts(struct sy_rc_entry *start,
 		return -EINVAL;
 	if (start == stop)
 		return 0;
-	return SY_GUARDED(SY_LOCKED(register_locked(start, stop)));
+	return SY_GUARDED(SY_LOCKED(rc_table_add_locked(start, stop)));
 }
 
 int sy__unregister_runtime_consts(struct sy_rc_entry *start,
@@ -284,7 +286,7 @@ int sy__unregister_runtime_consts(struct sy_rc_entry *start,
 {
 	if (start == stop)
 		return 0;
-	return SY_GUARDED(SY_LOCKED(unregister_locked(start)));
+	return SY_GUARDED(SY_LOCKED(rc_table_remove_locked(start)));
 }
 
 /*

@@ -42,9 +42,10 @@
  * own flags. After dlclose: the module's descriptors emptied, their abort
  * address moved out of it, after a signature.
  *
- * Negative controls: built against libraries whose static_call.c is broken
- * on purpose (SY__SC_BROKEN=N, one protocol step dropped, moved or added):
- * each must fail exactly the checks listed for it below and no other.
+ * Negative controls: built against libraries whose static_call.c and
+ * sc_update.c are broken on purpose (SY__SC_BROKEN=N, one protocol step
+ * dropped, moved or added): each must fail exactly the checks listed for
+ * it below and no other.
  *
  * SKIP where sites are not patched (rseq, membarrier's RSEQ command,
  * seccomp user notification with CONTINUE).

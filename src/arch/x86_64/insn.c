@@ -7,8 +7,9 @@
  *
  * The decoder knows lengths and where the relative operands are, nothing
  * else (Intel SDM vol. 2, chapter 2 and appendix A; AMD APM vol. 3). It
- * covers the legacy, 0F, 0F38 and 0F3A maps, VEX, EVEX and AMD's XOP. tests/test_insn.sh checks it against objdump over
- * the whole text of the C library.
+ * covers the legacy, 0F, 0F38 and 0F3A maps, VEX, EVEX and AMD's XOP.
+ * tests/alt/test_insn.sh checks it against objdump over the whole text of
+ * the C library.
  *
  *   relative operand                      size  where
  *   jcc rel8 (70-7f), loop/jrcxz (e0-e3)  1     the last byte
@@ -124,24 +125,38 @@ static unsigned modrm_len(const uint8_t *p, const uint8_t *end, bool *rip)
 	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
 
-int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
-{
-	const uint8_t *s = p, *end = p + (avail > 15 ? 15 : avail);
-	bool o16 = false, a32 = false, rexw = false, rip = false;
-	unsigned imm = 0, mlen = 0, rel = 0, map = 0;
-	uint8_t op;
+/*
+ * One instruction as far as it is decoded: where the next byte is, the
+ * prefixes that change operand sizes, and the sizes found so far.
+ */
+struct dec {
+	const uint8_t *p, *end;	/* the next byte; the end of the input */
+	bool o16, a32, rexw;	/* 66, 67, REX.W */
+	bool rip;		/* the memory operand is RIP-relative */
+	unsigned imm;		/* immediate bytes (a rel operand's included) */
+	unsigned mlen;		/* ModRM, SIB and displacement bytes */
+	unsigned rel;		/* relative operand bytes (the last ones) */
+};
 
-	memset(in, 0, sizeof(*in));
-	/* legacy prefixes, then at most one REX */
-	for (;; p++) {
-		if (p >= end)
+/* The operand at d->p (a ModRM byte): d->mlen, or -EINVAL past the end. */
+static int dec_modrm(struct dec *d)
+{
+	d->mlen = modrm_len(d->p, d->end, &d->rip);
+	return d->mlen ? 0 : -EINVAL;
+}
+
+/* Legacy prefixes, then at most one REX: d->p is left on the opcode. */
+static int dec_prefixes(struct dec *d)
+{
+	for (;; d->p++) {
+		if (d->p >= d->end)
 			return -EINVAL;
-		switch (*p) {
+		switch (*d->p) {
 		case 0x66:
-			o16 = true;
+			d->o16 = true;
 			continue;
 		case 0x67:
-			a32 = true;
+			d->a32 = true;
 			continue;
 		case 0xf0: case 0xf2: case 0xf3:
 		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
@@ -151,135 +166,167 @@ int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
 		}
 		break;
 	}
-	if ((*p & 0xf0) == 0x40) {
-		rexw = *p & 8;
-		if (++p >= end)
+	if ((*d->p & 0xf0) == 0x40) {
+		d->rexw = *d->p & 8;
+		if (++d->p >= d->end)
 			return -EINVAL;
 	}
-	op = *p++;
-	if (op == 0x8f && p < end && (p[0] & 0x38)) {
-		/* XOP (AMD): 8f + 2 bytes, map 8 (imm8), 9, 10 (imm32) */
-		if (p + 2 >= end)
-			return -EINVAL;
-		map = p[0] & 0x1f;
-		if (map < 8 || map > 10)
-			return -EINVAL;
-		p += 2;
-		p++;		/* the opcode */
-		mlen = modrm_len(p, end, &rip);
-		if (!mlen)
-			return -EINVAL;
-		imm = map == 8 ? 1 : map == 10 ? 4 : 0;
-	} else if (op == 0xc4 || op == 0xc5 || op == 0x62) {
-		/* VEX (3 or 2 bytes) or EVEX (4): the map, then opcode + ModRM */
-		unsigned nb = op == 0xc5 ? 1 : op == 0xc4 ? 2 : 3;
+	return 0;
+}
 
-		if (p + nb >= end)
-			return -EINVAL;
-		map = op == 0xc5 ? 1 : p[0] & (op == 0x62 ? 7 : 0x1f);
-		p += nb;
-		op = *p++;
-		if (map == 1 && op == 0x77 && nb == 1) {
-			mlen = 0;	/* vzeroupper/vzeroall: no ModRM */
-		} else {
-			mlen = modrm_len(p, end, &rip);
-			if (!mlen)
-				return -EINVAL;
-		}
-		if (map == 3 || (map == 1 && vex_map1_imm(op)))
-			imm = 1;
-		else if (map < 1 || map > 7 || map == 4)
-			return -EINVAL;
-	} else if (op == 0x0f) {
-		uint8_t f;
+/* XOP (AMD): 8f + 2 bytes, map 8 (imm8), 9, 10 (imm32); d->p past the 8f. */
+static int dec_xop(struct dec *d)
+{
+	unsigned map;
 
-		if (p >= end)
-			return -EINVAL;
-		op = *p++;
-		if (op == 0x38 || op == 0x3a) {
-			if (p >= end)
-				return -EINVAL;
-			p++;
-			mlen = modrm_len(p, end, &rip);
-			if (!mlen)
-				return -EINVAL;
-			imm = op == 0x3a;
-		} else {
-			f = map2(op);
-			if (f & 8)
-				return -EINVAL;
-			if (f & 4) {
-				imm = 4;
-				rel = 4;
-			}
-			if (op >= 0x20 && op <= 0x23) {
-				mlen = 1;	/* mov cr/dr: mod is ignored */
-				if (p >= end)
-					return -EINVAL;
-			} else if (f & 1) {
-				mlen = modrm_len(p, end, &rip);
-				if (!mlen)
-					return -EINVAL;
-			}
-			if (f & 2)
-				imm = 1;
-		}
-	} else {
-		uint8_t f = map1[op];
-
-		if (f & X)
-			return -EINVAL;
-		if (f & M) {
-			mlen = modrm_len(p, end, &rip);
-			if (!mlen)
-				return -EINVAL;
-		}
-		switch (f & 7) {
-		case IB:
-			imm = 1;
-			break;
-		case IW:
-			imm = 2;
-			break;
-		case IZ:
-			imm = o16 && !rexw && !(f & R) ? 2 : 4;
-			break;
-		case IV:
-			imm = rexw ? 8 : o16 ? 2 : 4;
-			break;
-		case IWB:
-			imm = 3;
-			break;
-		case IMO:
-			imm = a32 ? 4 : 8;
-			break;
-		case IFX:
-			if (((p[0] >> 3) & 7) < 2)
-				imm = op == 0xf6 ? 1 : o16 ? 2 : 4;
-			break;
-		default:
-			break;
-		}
-		if (f & R)
-			rel = imm;
-		if (op == 0xc7 && p[0] == 0xf8)
-			rel = imm;	/* xbegin rel32 (rel16 with 66) */
-		if (rel && o16 && !rexw)
-			return -EINVAL;	/* Intel ignores 66 on a branch, AMD
-					   truncates the target: refused */
-	}
-	p += mlen;
-	if (p + imm > end)
+	if (d->p + 2 >= d->end)
 		return -EINVAL;
-	in->len = (uint8_t)(p + imm - s);
-	if (rel) {
-		in->rel_size = (uint8_t)rel;
-		in->rel_off = (uint8_t)(in->len - rel);
-	} else if (rip) {
-		in->rel_size = 4;
-		in->rel_off = (uint8_t)(p - 4 - s);
+	map = d->p[0] & 0x1f;
+	if (map < 8 || map > 10)
+		return -EINVAL;
+	d->p += 2;
+	d->p++;		/* the opcode */
+	if (dec_modrm(d))
+		return -EINVAL;
+	d->imm = map == 8 ? 1 : map == 10 ? 4 : 0;
+	return 0;
+}
+
+/* VEX (c5: 2 bytes, c4: 3) or EVEX (62: 4): the map, then opcode + ModRM;
+ * d->p past the first byte, op. */
+static int dec_vex(struct dec *d, uint8_t op)
+{
+	unsigned nb = op == 0xc5 ? 1 : op == 0xc4 ? 2 : 3, map;
+
+	if (d->p + nb >= d->end)
+		return -EINVAL;
+	map = op == 0xc5 ? 1 : d->p[0] & (op == 0x62 ? 7 : 0x1f);
+	d->p += nb;
+	op = *d->p++;
+	if (map == 1 && op == 0x77 && nb == 1)
+		d->mlen = 0;	/* vzeroupper/vzeroall: no ModRM */
+	else if (dec_modrm(d))
+		return -EINVAL;
+	if (map == 3 || (map == 1 && vex_map1_imm(op)))
+		d->imm = 1;
+	else if (map < 1 || map > 7 || map == 4)
+		return -EINVAL;
+	return 0;
+}
+
+/* The 0F map (map2()), and 0F38 and 0F3A; d->p past the 0f. */
+static int dec_0f(struct dec *d)
+{
+	uint8_t op, f;
+
+	if (d->p >= d->end)
+		return -EINVAL;
+	op = *d->p++;
+	if (op == 0x38 || op == 0x3a) {
+		if (d->p >= d->end)
+			return -EINVAL;
+		d->p++;
+		if (dec_modrm(d))
+			return -EINVAL;
+		d->imm = op == 0x3a;
+		return 0;
 	}
-	in->branch = rel != 0;
+	f = map2(op);
+	if (f & 8)
+		return -EINVAL;
+	if (f & 4) {
+		d->imm = 4;
+		d->rel = 4;
+	}
+	if (op >= 0x20 && op <= 0x23) {
+		d->mlen = 1;	/* mov cr/dr: mod is ignored */
+		if (d->p >= d->end)
+			return -EINVAL;
+	} else if ((f & 1) && dec_modrm(d)) {
+		return -EINVAL;
+	}
+	if (f & 2)
+		d->imm = 1;
+	return 0;
+}
+
+/* The one-byte map (map1[]): opcode op, d->p past it. */
+static int dec_map1(struct dec *d, uint8_t op)
+{
+	uint8_t f = map1[op];
+
+	if (f & X)
+		return -EINVAL;
+	if ((f & M) && dec_modrm(d))
+		return -EINVAL;
+	switch (f & 7) {
+	case IB:
+		d->imm = 1;
+		break;
+	case IW:
+		d->imm = 2;
+		break;
+	case IZ:
+		d->imm = d->o16 && !d->rexw && !(f & R) ? 2 : 4;
+		break;
+	case IV:
+		d->imm = d->rexw ? 8 : d->o16 ? 2 : 4;
+		break;
+	case IWB:
+		d->imm = 3;
+		break;
+	case IMO:
+		d->imm = d->a32 ? 4 : 8;
+		break;
+	case IFX:
+		if (((d->p[0] >> 3) & 7) < 2)
+			d->imm = op == 0xf6 ? 1 : d->o16 ? 2 : 4;
+		break;
+	default:
+		break;
+	}
+	if (f & R)
+		d->rel = d->imm;
+	if (op == 0xc7 && d->p[0] == 0xf8)
+		d->rel = d->imm;	/* xbegin rel32 (rel16 with 66) */
+	if (d->rel && d->o16 && !d->rexw)
+		return -EINVAL;	/* Intel ignores 66 on a branch, AMD
+				   truncates the target: refused */
+	return 0;
+}
+
+int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
+{
+	struct dec d = { .p = p, .end = p + (avail > 15 ? 15 : avail) };
+	uint8_t op;
+	int r;
+
+	memset(in, 0, sizeof(*in));
+	if (dec_prefixes(&d))
+		return -EINVAL;
+	op = *d.p++;
+	if (op == 0x8f && d.p < d.end && (d.p[0] & 0x38))
+		r = dec_xop(&d);
+	else if (op == 0xc4 || op == 0xc5 || op == 0x62)
+		r = dec_vex(&d, op);
+	else if (op == 0x0f)
+		r = dec_0f(&d);
+	else
+		r = dec_map1(&d, op);
+	if (r)
+		return r;
+	d.p += d.mlen;
+	if (d.p + d.imm > d.end)
+		return -EINVAL;
+	in->len = (uint8_t)(d.p + d.imm - p);
+	if (d.rel) {
+		in->rel_size = (uint8_t)d.rel;
+		in->rel_off = (uint8_t)(in->len - d.rel);
+	} else if (d.rip) {
+		in->rel_size = 4;
+		in->rel_off = (uint8_t)(d.p - 4 - p);
+	}
+	in->branch = d.rel != 0;
 	return 0;
 }
 
@@ -288,9 +335,9 @@ int sy_x86_insn_decode(const uint8_t *p, size_t avail, struct sy_x86_insn *in)
  * every relative operand whose destination lies outside [from, from + len]
  * gets its displacement moved by from - to, so the code at `to` reaches
  * the same places (an operand whose destination lies inside, or at the
- * end, moves with the code). Returns 0, or -EINVAL (an instruction the decoder does not
- * know, or one crossing the end) or -ERANGE (a displacement no longer
- * fits: rel8 to outside, or rel32 beyond 2 GiB).
+ * end, moves with the code). Returns 0, or -EINVAL (an instruction the
+ * decoder does not know, or one crossing the end) or -ERANGE (a
+ * displacement no longer fits: rel8 to outside, or rel32 beyond 2 GiB).
  */
 int sy_arch_code_move(uint8_t *buf, const uint8_t *from, size_t len,
 		      uintptr_t to)
