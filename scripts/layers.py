@@ -22,7 +22,9 @@ rules, each checked here:
   3. the files of a layer whose row says "calls nothing" call no other
      file (a row may allow named files: "calls nothing but guard.c");
   4. the only cycles are the ones the "Cycles" list names, and each of
-     them is still a cycle.
+     them is still a cycle;
+  5. every function internal.h declares is defined in a file its banner
+     ("/* ---- what (file.c) ----") names.
 --graph prints the arrows (file -> file: the functions called) and the
 cycles, and checks nothing. Exit: 0 the layers hold, 1 they do not (each
 broken rule on a line), 2 the check could not run.
@@ -180,6 +182,30 @@ def read_map(path, arch):
     return layers, up, cyc
 
 
+BANNER = re.compile(r"^/\* ---- (?:[^(]*\(([^)]*)\))?")
+DECL = re.compile(r"^(?:SY_HIDDEN|SWITCHYARD_API)\s+[^(]*?\b(\w+)\(")
+
+
+def banners(path, defined):
+    """Rule 5: [(line, name, banner files)] declared under the wrong banner."""
+    bad, files = [], None
+    for n, line in enumerate(open(path), 1):
+        m = BANNER.match(line)
+        if m:
+            files = re.findall(r"[\w/]+\.c", m.group(1) or "")
+            continue
+        m = DECL.match(line)
+        if not m:
+            continue
+        name = m.group(1)
+        if not files or not any(name in defined.get(f, ()) for f in files):
+            where = [f for f, names in defined.items() if name in names]
+            bad.append("internal.h:%d: %s is under the banner of %s, defined in %s"
+                       % (n, name, ", ".join(files or ["no file"]),
+                          ", ".join(where) or "no file of the library"))
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graph", action="store_true")
@@ -236,6 +262,7 @@ def main():
     for c in allowed_cycles:
         if c not in cyc:
             bad.append("the map allows the cycle %s, which is gone: drop it" % " ".join(c))
+    bad += banners(os.path.join(ROOT, "src", "internal.h"), defined)
     for b in bad:
         print("layers: " + b)
     if bad:

@@ -320,13 +320,13 @@ bool sy_sc_payload_fits_bps(const uint8_t *pl, const uint8_t *old,
 
 /* ---- natives ------------------------------------------------------------ */
 
-static int native_locked(void (*func)(void), const void *code, size_t len)
+int sy_sc_native_add(void (*func)(void), const void *code, size_t len)
 {
 	int n = native_of(func);
 
 	if (n >= 0) {
 		if (natives[n].len == len && !memcmp(natives[n].code, code, len))
-			return 0;	/* the same again (a dlopen'ed copy) */
+			return 1;	/* the same again (a dlopen'ed copy) */
 		return -EEXIST;
 	}
 	if (n_natives == SC_NATIVES_MAX)
@@ -335,52 +335,7 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 	natives[n_natives].len = (uint8_t)len;
 	memcpy(natives[n_natives].code, code, len);
 	n_natives++;
-	/* The sites already calling func take the native: the update's
-	 * protocol again, per key (the same target: only payloads change). */
-	for (struct sc_site_table *t = sy_sc_tables; t; t = t->next) {
-		if (t->parked)
-			continue;
-		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
-			struct static_call_key *key;
-			uint8_t pl[SY_SC_ROOM_MAX];
-			int r;
-
-			if (!(e->flags & SC_OWN))
-				continue;
-			key = entry_key(e);
-			if (__atomic_load_n(&key->func, __ATOMIC_RELAXED) != func ||
-			    !sy_sc_payload_for(e, func, pl) ||
-			    !memcmp((const void *)(entry_code(e) + SY_SC_PAYLOAD),
-				    pl, entry_room(e)))
-				continue;	/* not func's, or done already */
-			r = sy_sc_update_locked(key, func);
-			if (r)
-				return r;
-		}
-	}
 	return 0;
 }
 
-#else /* !SY_SC_GUARD: no patched sites */
-
-#define SY_SC_ROOM_MAX 15	/* the API's limit (switchyard_static_call_native) */
-
-/* no site to paste a native into: accepted, nothing to do */
-static int native_locked(void (*func)(void), const void *code, size_t len)
-{
-	(void)func;
-	(void)code;
-	(void)len;
-	return 0;
-}
 #endif /* SY_SC_GUARD */
-
-/* ---- entry point -------------------------------------------------------- */
-
-int switchyard_static_call_native(void (*func)(void), const void *code,
-				  size_t len)
-{
-	if (!func || !code || !len || len > SY_SC_ROOM_MAX)
-		return -EINVAL;
-	return SY_GUARDED(SY_LOCKED(native_locked(func, code, len)));
-}

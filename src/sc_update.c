@@ -384,6 +384,40 @@ parked:
 	return 0;
 }
 
+/* ---- natives ------------------------------------------------------------ */
+
+/* Record func's native (sc_payload.c), then give it to the sites that
+ * already call func: the update's protocol again, per key (the same
+ * target: only payloads change). */
+static int native_locked(void (*func)(void), const void *code, size_t len)
+{
+	int r = sy_sc_native_add(func, code, len);
+
+	if (r)
+		return r > 0 ? 0 : r;
+	for (struct sc_site_table *t = sy_sc_tables; t; t = t->next) {
+		if (t->parked)
+			continue;
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			struct static_call_key *key;
+			uint8_t pl[SY_SC_ROOM_MAX];
+
+			if (!(e->flags & SC_OWN))
+				continue;
+			key = entry_key(e);
+			if (__atomic_load_n(&key->func, __ATOMIC_RELAXED) != func ||
+			    !sy_sc_payload_for(e, func, pl) ||
+			    !memcmp((const void *)(entry_code(e) + SY_SC_PAYLOAD),
+				    pl, entry_room(e)))
+				continue;	/* not func's, or done already */
+			r = sy_sc_update_locked(key, func);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
 #else /* !SY_SC_GUARD: no patched sites, a static call is a load + call */
 
 int sy_sc_update_locked(struct static_call_key *key, void (*func)(void))
@@ -392,13 +426,31 @@ int sy_sc_update_locked(struct static_call_key *key, void (*func)(void))
 	__atomic_store_n(&key->func, func, __ATOMIC_RELEASE);
 	return 0;
 }
+#define SY_SC_ROOM_MAX 15	/* the API's limit (switchyard_static_call_native) */
+
+/* no site to paste a native into: accepted, nothing to do */
+static int native_locked(void (*func)(void), const void *code, size_t len)
+{
+	(void)func;
+	(void)code;
+	(void)len;
+	return 0;
+}
 #endif /* SY_SC_GUARD */
 
-/* ---- entry point -------------------------------------------------------- */
+/* ---- entry points ------------------------------------------------------- */
 
 int __static_call_update(struct static_call_key *key, void (*func)(void))
 {
 	if (!key)
 		return -EINVAL;
 	return SY_GUARDED(SY_LOCKED(sy_sc_update_locked(key, func)));
+}
+
+int switchyard_static_call_native(void (*func)(void), const void *code,
+				  size_t len)
+{
+	if (!func || !code || !len || len > SY_SC_ROOM_MAX)
+		return -EINVAL;
+	return SY_GUARDED(SY_LOCKED(native_locked(func, code, len)));
 }

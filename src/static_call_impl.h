@@ -56,6 +56,10 @@ struct sc_site_table {
  * process (0 unknown until the first registration, 1 patch, -1 park);
  * the disp32 of every site's arm (__rseq_offset + 8: &rseq->rseq_cs).
  * Patch lock. */
+/* Record func's native code (sc_payload.c): 0 when new, 1 when the same
+ * was recorded before, -EEXIST (other code), -ENOSPC. Patch lock held. */
+SY_HIDDEN int sy_sc_native_add(void (*func)(void), const void *code,
+			       size_t len);
 SY_HIDDEN extern struct sc_site_table *sy_sc_tables;
 SY_HIDDEN extern int sy_sc_mode;
 SY_HIDDEN extern uint32_t sy_sc_arm_disp;
