@@ -69,6 +69,8 @@ static int map_file(const char *path, struct file *f)
 	return 0;
 }
 
+/* The instruction at site s as capstone disassembles it, or
+ * "(not decoded)" */
 static void site_text(csh cs, const struct sy_rec_site *s, char *buf,
 		      size_t size)
 {
@@ -89,6 +91,9 @@ static void site_text(csh cs, const struct sy_rec_site *s, char *buf,
 	}
 }
 
+/* After the keys: the static call sites, the alternatives and the
+ * run-time constant sites of rec, as tables or as the JSON's other
+ * arrays. */
 static void list_others(const struct sy_records *rec,
 			const struct sy_syms *syms,
 			const struct sy_lines *lines, bool json)

@@ -60,7 +60,8 @@ int img_open(struct img *m, const uint8_t *p, size_t size, const char **why)
 	return 0;
 }
 
-const Elf64_Shdr *img_section(const struct img *m, const char *name)
+/* The section called name, or NULL */
+static const Elf64_Shdr *img_section(const struct img *m, const char *name)
 {
 	size_t len = strlen(name) + 1;
 

@@ -40,8 +40,6 @@ const char *elf_str(const char *str, uint64_t size, uint64_t off);
  * -ENOEXEC and *why (not ELF, not 64-bit x86-64, headers outside the
  * file). */
 int img_open(struct img *m, const uint8_t *p, size_t size, const char **why);
-/* The section called name, or NULL */
-const Elf64_Shdr *img_section(const struct img *m, const char *name);
 /* The section called name as a table of entries of esize bytes: its
  * bytes and *n entries; NULL without it (*n 0) or when it is not whole
  * entries in the file (*n -1). *sec: the section, or NULL. */
