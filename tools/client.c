@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.c - the tool's side of the control socket: PID arguments, the
- * connection (whom it trusts), `switchyard ps`.
+ * client.c - the tool's side of the control socket (client.h): PID
+ * arguments, the socket directory and the connection (whom it trusts), one
+ * request and its reply, the replies as tables.
  *
  * Trust. The sockets are in this user's directory ($XDG_RUNTIME_DIR/
  * switchyard, else /tmp/switchyard-<uid>, src/ctl_path.c). Under /tmp
@@ -18,10 +19,11 @@
  * pid) and run as this user or root (for root, also the directory's
  * owner). Anything else is refused, said so, exit status 1.
  */
-#include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,16 +38,8 @@
 
 #include "../src/ctl_path.h"
 #include "../src/sy_names.h"
-#include "tool.h"
-
-/*
- * SWITCHYARD_CONTROL and SWITCHYARD_KEYS are meant for the programs the
- * tool inspects (a shell that exports them runs the tool too): the tool
- * neither serves a socket nor sets keys of its own from them.
- */
-SWITCHYARD_IGNORE_CONTROL_ENV;
-
-bool ctl_json;
+#include "client.h"
+#include "util.h"
 
 void ctl_error(const char *fmt, ...)
 {
@@ -57,7 +51,7 @@ void ctl_error(const char *fmt, ...)
 		msg = NULL;
 	va_end(ap);
 	fprintf(stderr, "switchyard: %s\n", msg ? msg : "out of memory");
-	if (ctl_json) {
+	if (json_output) {
 		printf("{\"error\": ");
 		json_str(stdout, msg ? msg : "out of memory");
 		printf("}\n");
@@ -127,15 +121,10 @@ static int proc_euid(int pid, uid_t *uid)
 	return r;
 }
 
-/*
- * The checked directory (fd) and its path; 0, or 1 with a message (for
- * ps, *absent set instead when it does not exist). owner: the uid whose
- * sockets to reach (the process's for root, else this user's), or
- * (uid_t)-1 for root's ps (any owner: each server is then checked
- * against it).
- */
-static int open_dir(char *dir, size_t size, int *fd, const char *who,
-		    bool *absent, uid_t owner)
+/* The checked directory: as the library makes it (src/ctl_path.c) and
+ * trusted as the file's header says. */
+int ctl_open_dir(char *dir, size_t size, int *fd, const char *who,
+		 bool *absent, uid_t owner)
 {
 	char why[4600];
 	int r = sy_ctl_dir_of(dir, size, owner == (uid_t)-1 ? geteuid() :
@@ -167,15 +156,13 @@ static int open_dir(char *dir, size_t size, int *fd, const char *who,
 }
 
 /*
- * Connect to NAME (pid's socket) in the directory open at dfd and check
- * who serves it: process pid, running as this user or root (for root: as
- * the directory's owner, which open_dir() checked is the process's user,
- * or root). 0 and *fd, -ECONNREFUSED (a socket nobody listens on), or
- * another negative errno with *msg set to what to say (-EPERM: served by
- * someone else).
+ * Connect to PID.sock in the directory open at dfd and check who serves
+ * it: process pid, running as this user or root (for root: as the
+ * directory's owner, which ctl_open_dir() checked is the process's user,
+ * or root).
  */
-static int dial(int dfd, const char *dir, int pid, int *fd, char *msg,
-		size_t msgsize)
+int ctl_dial(int dfd, const char *dir, int pid, int *fd, char *msg,
+	     size_t msgsize)
 {
 	struct sockaddr_un sa;
 	struct ucred cr;
@@ -244,14 +231,14 @@ int ctl_connect(int pid, int *fd)
 	}
 	/* root reaching user U's process: U's directory (/tmp/switchyard-U
 	 * unless XDG_RUNTIME_DIR says where), owned by U or root, and served
-	 * by the directory's owner or root (dial()); without /proc to say
+	 * by the directory's owner or root (ctl_dial()); without /proc to say
 	 * U, a directory of any owner */
 	if (!geteuid() && proc_euid(pid, &owner))
 		owner = (uid_t)-1;
 	snprintf(who, sizeof(who), "process %d: ", pid);
-	if (open_dir(dir, sizeof(dir), &dfd, who, NULL, owner))
+	if (ctl_open_dir(dir, sizeof(dir), &dfd, who, NULL, owner))
 		return 1;
-	r = dial(dfd, dir, pid, fd, msg, sizeof(msg));
+	r = ctl_dial(dfd, dir, pid, fd, msg, sizeof(msg));
 	close(dfd);
 	if (r) {
 		ctl_error("%s%s", who, msg);
@@ -261,160 +248,190 @@ int ctl_connect(int pid, int *fd)
 }
 
 /*
- * The name of process pid's program, in name (size bytes): its comm, which
- * the kernel cuts to 15 bytes ("memcheck-amd64-"), made whole from the
- * base name of argv[0] (/proc/PID/cmdline) when that begins with it. Not
- * argv[0] else: a program may rewrite it ("sshd: user@pts/0", whose base
- * name is "0"), a script's is its interpreter, and comm is then what the
- * kernel or the program (PR_SET_NAME) said. "?" when pid is gone.
+ * A request that changes something (changes: set, call) is in the process
+ * once sent: when the reply does not come, or not whole, the change may
+ * have been made, or be made later (a stopped or busy process reads it
+ * when it runs again), and the message says so.
  */
-static void program_name(int pid, char *name, size_t size)
+int ctl_request(int pid, const char *line, char **reply, bool changes)
 {
-	char proc[64], comm[64] = "", arg0[4096];
-	size_t n = 0, lc;
-	FILE *f;
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	int fd;
 
-	snprintf(name, size, "?");
-	snprintf(proc, sizeof(proc), "/proc/%d/comm", pid);
-	f = fopen(proc, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
-	if (!comm[0])
-		return;
-	snprintf(name, size, "%s", comm);
-	lc = strlen(comm);
-	if (lc < 15)	/* TASK_COMM_LEN - 1: not cut */
-		return;
-	snprintf(proc, sizeof(proc), "/proc/%d/cmdline", pid);
-	f = fopen(proc, "re");
-	if (f) {
-		n = fread(arg0, 1, sizeof(arg0) - 1, f);
-		fclose(f);
-	}
-	arg0[n] = 0;	/* argv[0]: up to its NUL (cut at 4095 bytes) */
-	const char *base = strrchr(arg0, '/');
-
-	base = base ? base + 1 : arg0;
-	if (!strncmp(base, comm, lc) && strlen(base) > lc)
-		snprintf(name, size, "%s", base);
-}
-
-/*
- * `switchyard ps`: the processes serving a socket in this user's
- * directory, by PID, each checked as `list` would check it (a socket nobody
- * listens on, or served by another process, is not listed). A socket
- * file left by a process that is gone (one that died without running its
- * exit handlers) is removed: it is this user's directory (checked). Only
- * a socket: anything else named N.sock is left as it is.
- */
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-int cmd_ps(bool json)
-{
-	char dir[4096], msg[9000];
-	bool absent = false;
-	struct dirent *e;
-	int dfd = -1, n = 0, bad = 0;
-	DIR *d = NULL;
-
-	/* root: its own directory, or the one XDG_RUNTIME_DIR names, whoever
-	 * owns it (each server checked against the owner) */
-	if (open_dir(dir, sizeof(dir), &dfd, "", &absent,
-		     geteuid() ? geteuid() : (uid_t)-1))
+	*reply = NULL;
+	if (!buf)
 		return 1;
-	if (!absent) {
-		int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ctl_connect(pid, &fd)) {
+		free(buf);
+		return 1;
+	}
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line)) {
+		ctl_error("process %d: %s", pid, strerror(errno));
+		close(fd);
+		free(buf);
+		return 1;
+	}
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t n;
 
-		d = lfd >= 0 ? fdopendir(lfd) : NULL;
-		if (!d) {
-			ctl_error("%s: %s", dir, strerror(errno));
-			if (lfd >= 0)
-				close(lfd);
-			close(dfd);
+		if (poll(&pf, 1, 5000) <= 0) {
+			if (changes)
+				ctl_error("process %d: no reply in 5 s; the "
+					  "process may still make the change "
+					  "later (see switchyard list %d)", pid,
+					  pid);
+			else
+				ctl_error("process %d: no reply in 5 s", pid);
+			close(fd);
+			free(buf);
 			return 1;
 		}
+		if (len + 1 >= cap) {
+			char *b = realloc(buf, cap * 2);
+
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - 1 - len, 0);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (memchr(buf, '\n', len)) {
+			buf[len] = 0;
+			close(fd);
+			*reply = buf;
+			return 0;
+		}
 	}
-	/* the pids first, to list them in order */
-	int *pids = NULL;
-	size_t np = 0, cap = 0;
+	if (changes)
+		ctl_error("process %d: the reply was cut short; the change may "
+			  "have been made (see switchyard list %d)", pid, pid);
+	else
+		ctl_error("process %d: the reply was cut short", pid);
+	close(fd);
+	free(buf);
+	return 1;
+}
 
-	while (d && (e = readdir(d))) {
-		char tail[8];
-		int pid;
+/* The replies are this library's JSON: find "key": and read its value. */
+const char *reply_field(const char *obj, const char *key, char *val,
+			size_t size)
+{
+	char pat[64];
+	const char *p;
+	size_t n = 0;
 
-		if (sscanf(e->d_name, "%d.sock%1s", &pid, tail) != 1 ||
-		    pid <= 0)
-			continue;
-		if (np == cap) {
-			int *v = realloc(pids, (cap = cap ? 2 * cap : 64) *
-					 sizeof(*v));
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(obj, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && n + 1 < size; p++) {
+			if (*p == '\\' && p[1] == 'u' &&
+			    isxdigit((unsigned char)p[2]) &&
+			    isxdigit((unsigned char)p[3]) &&
+			    isxdigit((unsigned char)p[4]) &&
+			    isxdigit((unsigned char)p[5])) {
+				char hex[5] = { p[2], p[3], p[4], p[5], 0 };
+				unsigned u = (unsigned)strtoul(hex, NULL, 16);
 
-			if (!v) {
-				ctl_error("out of memory");
-				free(pids);
-				closedir(d);
-				close(dfd);
-				return 1;
+				/* the library escapes a control character or a
+				 * byte that is not UTF-8 as \u00XX: that byte
+				 * (sy_json_escape()); anything else as UTF-8 */
+				if (u < 0x100) {
+					val[n++] = (char)u;
+				} else if (u < 0x800 && n + 2 < size) {
+					val[n++] = (char)(0xc0 | u >> 6);
+					val[n++] = (char)(0x80 | (u & 0x3f));
+				} else if (u >= 0x800 && n + 3 < size) {
+					val[n++] = (char)(0xe0 | u >> 12);
+					val[n++] = (char)(0x80 | ((u >> 6) & 0x3f));
+					val[n++] = (char)(0x80 | (u & 0x3f));
+				}
+				p += 5;
+				continue;
 			}
-			pids = v;
+			if (*p == '\\' && p[1])
+				p++;
+			val[n++] = *p;
 		}
-		pids[np++] = pid;
+	} else if (*p == '[') {	/* an array of strings, as it is */
+		for (bool str = false; *p && n + 1 < size; p++) {
+			val[n++] = *p;
+			if (str && *p == '\\' && p[1])
+				val[n++] = *++p;
+			else if (*p == '"')
+				str = !str;
+			else if (!str && *p == ']')
+				break;
+		}
+	} else {
+		while (*p && *p != ',' && *p != '}' && n + 1 < size)
+			val[n++] = *p++;
 	}
-	if (np)
-		qsort(pids, np, sizeof(*pids), cmp_int);
-	if (json)
-		printf("[");
-	for (size_t i = 0; i < np; i++) {
-		char comm[4096], name[32];
-		struct stat st;
-		int pid = pids[i], s, r;
+	val[n] = 0;
+	return val;
+}
 
-		snprintf(name, sizeof(name), "%d.sock", pid);
-		r = dial(dfd, dir, pid, &s, msg, sizeof(msg));
-		/* only a socket: a regular file or a link of that name is not
-		 * one a library left (nor is it ours to remove) */
-		if (r == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH &&
-		    !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISSOCK(st.st_mode)) {
-			unlinkat(dfd, name, 0);
-			continue;
-		}
-		if (r == -EPERM) {
-			fprintf(stderr, "switchyard: %s\n", msg);
-			bad = 1;
-		}
-		if (r)
-			continue;
-		close(s);
-		program_name(pid, comm, sizeof(comm));
-		if (json) {
-			printf("%s{\"pid\": %d, \"command\": ", n ? ", " : "",
-			       pid);
-			json_str(stdout, comm);
-			printf("}");
-		} else {
-			/* a program's file (or argv[0]) may be named so as
-			 * to drive the terminal: control bytes escaped */
-			printf("%d\t", pid);
-			sy_text_put(stdout, comm);
-			printf("\n");
-		}
-		n++;
+/* Strings skipped: a description may hold a '}'. */
+const char *reply_obj_end(const char *p)
+{
+	int depth = 0;
+
+	for (bool str = false; *p; p++) {
+		if (str && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			str = !str;
+		else if (!str && *p == '{')
+			depth++;
+		else if (!str && *p == '}' && --depth <= 0)
+			return p;
 	}
-	free(pids);
-	if (d)
-		closedir(d);
-	if (dfd >= 0)
-		close(dfd);
-	if (json)
-		printf("]\n");
-	return bad;
+	return NULL;
+}
+
+/* A description or an error, when an object has one, after the columns. */
+int print_reply(const char *reply, const char *const *cols, int ncols,
+		void (*more)(const char *obj))
+{
+	char v[512];
+	const char *p = reply;
+
+	if (reply_field(reply, "error", v, sizeof(v)) &&
+	    !strstr(reply, "\"name\"")) {
+		fprintf(stderr, "switchyard: %s\n", v);
+		return 1;
+	}
+	while ((p = strstr(p, "{\"name\": "))) {
+		const char *end = reply_obj_end(p);
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		char *obj = strndup(p, n);
+
+		if (!obj)
+			return 1;
+		for (int c = 0; c < ncols; c++) {
+			if (!reply_field(obj, cols[c], v, sizeof(v)))
+				snprintf(v, sizeof(v), "-");
+			if (c)
+				printf("  %s=", cols[c]);
+			sy_text_put(stdout, v);
+		}
+		if (reply_field(obj, "description", v, sizeof(v)) ||
+		    reply_field(obj, "error", v, sizeof(v))) {
+			printf("  -- ");
+			sy_text_put(stdout, v);
+		}
+		printf("\n");
+		if (more)
+			more(obj);
+		free(obj);
+		p += n;
+	}
+	return 0;
 }

@@ -25,12 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf_image.h"
 #include "records.h"
-
-static bool in_file(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
 
 /* The section headers of img, checked; NULL if malformed. */
 static const Elf64_Shdr *shdrs(const uint8_t *img, size_t size, unsigned *n)
@@ -58,10 +54,9 @@ static const char *str_at(const uint8_t *img, size_t size,
 	if (strndx >= n)
 		return NULL;
 	s = &sh[strndx];
-	if (!in_file(s->sh_offset, s->sh_size, size) || off >= s->sh_size ||
-	    !memchr(img + s->sh_offset + off, 0, s->sh_size - off))
+	if (!in_file(s->sh_offset, s->sh_size, size))
 		return NULL;
-	return (const char *)img + s->sh_offset + off;
+	return elf_str((const char *)img + s->sh_offset, s->sh_size, off);
 }
 
 /* Does the ELF image export (define, in .dynsym) sym? */

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * records.c - the static key records of an ELF file on disk (records.h).
+ * records.c - the records of an ELF file on disk (records.h): its static
+ * keys and their sites, static call sites, alternatives, run-time
+ * constants, key descriptions, and the names each is listed under.
  *
- * The records are the 16-byte entries of section "sy_jump_entries"
- * (include/switchyard/arch/x86_64.h): code and target self-relative, the
- * key absolute. In an executable linked without PIE the key field holds
- * the address; in a PIE or a shared object it holds 0 and a dynamic
- * relocation supplies it: R_X86_64_RELATIVE (addend: a key of this
- * object) or R_X86_64_64 / GLOB_DAT (symbol + addend: a key that may live
- * in another object). Both are applied here, as the dynamic linker would
- * with a load bias of 0. The branch bit rides in bit 0 of the key.
+ * The records are the ones the public headers' macros emit, one section
+ * and one layout each (src/sy_records.h, shared with the library, which
+ * reads the same records in memory): the jump entries of section
+ * sy_jump_entries, code and target self-relative, the key absolute, the
+ * branch bit riding in the key's low bits; the others likewise. Absolute
+ * fields are read as the dynamic linker would leave them, their
+ * relocations applied (elf_image.c).
  *
  * Everything read is checked against the file first: a malformed file
  * gives -ENOEXEC and a reason.
@@ -18,29 +19,27 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/sy_elf.h"
 #include "../src/sy_names.h"
+#include "../src/sy_records.h"
+#include "elf_image.h"
 #include "records.h"
 
-#define ENTRY_SIZE 16
-
-struct img {
-	const uint8_t *p;
-	size_t size;
-	const Elf64_Shdr *sh;
-	unsigned shnum;
-	const char *shstr;
-	size_t shstrsize;
-};
-
-static bool in_file(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
+/*
+ * A record is copied from the file into its struct and its fields read
+ * there, at the offsets offsetof() gives: the host's layout of the structs
+ * is the x86-64 file's only on a 64-bit host (pointers and unsigned long
+ * of 8 bytes; sy_records.h asserts each record's size and offsets there).
+ * A 32-bit build of the tool would misread every record with a pointer.
+ */
+_Static_assert(sizeof(void *) == 8 && sizeof(unsigned long) == 8,
+	       "records.c reads 64-bit files through the host's layout of "
+	       "the records: it needs a 64-bit host");
 
 static int bad(struct sy_records *out, const char *why)
 {
@@ -48,46 +47,11 @@ static int bad(struct sy_records *out, const char *why)
 	return -ENOEXEC;
 }
 
-static const Elf64_Shdr *section(const struct img *m, const char *name)
+/* The address a self-relative field names: the field's own address (at)
+ * plus its value. */
+static uint64_t rel(uint64_t at, int32_t v)
 {
-	size_t len = strlen(name) + 1;
-
-	for (unsigned i = 0; i < m->shnum; i++) {
-		uint32_t n = m->sh[i].sh_name;
-
-		if (n < m->shstrsize && len <= m->shstrsize - n &&
-		    !memcmp(m->shstr + n, name, len))
-			return &m->sh[i];
-	}
-	return NULL;
-}
-
-/*
- * The file bytes behind [addr, addr + len) of the image as linked: from the
- * allocated section that holds them. NULL if none does, or if it is
- * NOBITS (*zero is then set: .bss reads as zeros).
- */
-static const uint8_t *at_addr(const struct img *m, uint64_t addr, uint64_t len,
-			      bool *zero)
-{
-	*zero = false;
-	for (unsigned i = 0; i < m->shnum; i++) {
-		const Elf64_Shdr *s = &m->sh[i];
-
-		if (!(s->sh_flags & SHF_ALLOC) || addr < s->sh_addr ||
-		    addr - s->sh_addr > s->sh_size ||
-		    len > s->sh_size - (addr - s->sh_addr))
-			continue;
-		if (s->sh_type == SHT_NOBITS) {
-			*zero = true;
-			return NULL;
-		}
-		if (!in_file(s->sh_offset + (addr - s->sh_addr), len, m->size) ||
-		    s->sh_offset > m->size)
-			return NULL;
-		return m->p + s->sh_offset + (addr - s->sh_addr);
-	}
-	return NULL;
+	return at + (uint64_t)(int64_t)v;
 }
 
 /*
@@ -104,171 +68,8 @@ static unsigned site_len(const struct sy_rec_site *s)
 		return 2;
 	if (s->nbytes < 5 || (s->bytes[0] != 0xe9 && s->bytes[0] != 0xa9))
 		return 0;
-	memcpy(&r32, s->bytes + 1, 4);
+	memcpy(&r32, s->bytes + 1, sizeof(r32));
 	return s->target - (s->addr + 5) == (uint64_t)(int64_t)r32 ? 5 : 0;
-}
-
-/* Section s as a table of n relocations with addends that the loader
- * applies (SHT_RELA, SHF_ALLOC): 1, 0 for another section (n = 0), -1 when
- * it lies outside the file or is misaligned. */
-static int rela_table(const struct img *m, const Elf64_Shdr *s,
-		      const Elf64_Rela **r, size_t *n)
-{
-	*r = NULL;
-	*n = 0;
-	if (s->sh_type != SHT_RELA || !(s->sh_flags & SHF_ALLOC))
-		return 0;
-	if (s->sh_entsize != sizeof(Elf64_Rela) ||
-	    !in_file(s->sh_offset, s->sh_size, m->size) || s->sh_offset % 8)
-		return -1;
-	*r = (const Elf64_Rela *)(m->p + s->sh_offset);
-	*n = s->sh_size / sizeof(**r);
-	return 1;
-}
-
-/* Symbol si of the symbol table RELA section s links to, and its string
- * table: 0, or -1 when either table lies outside the file or is malformed. */
-static int rela_sym(const struct img *m, const Elf64_Shdr *s, uint32_t si,
-		    const Elf64_Sym **y, const char **str, uint64_t *strsize)
-{
-	const Elf64_Shdr *symtab, *strtab;
-
-	if (s->sh_link >= m->shnum)
-		return -1;
-	symtab = &m->sh[s->sh_link];
-	if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
-	    !in_file(symtab->sh_offset, symtab->sh_size, m->size) ||
-	    symtab->sh_offset % 8 ||
-	    si >= symtab->sh_size / sizeof(Elf64_Sym) ||
-	    symtab->sh_link >= m->shnum)
-		return -1;
-	*y = (const Elf64_Sym *)(m->p + symtab->sh_offset) + si;
-	strtab = &m->sh[symtab->sh_link];
-	if (!in_file(strtab->sh_offset, strtab->sh_size, m->size))
-		return -1;
-	*str = (const char *)m->p + strtab->sh_offset;
-	*strsize = strtab->sh_size;
-	return 0;
-}
-
-/* The NUL-terminated name at off in a string table of size bytes, or NULL. */
-static const char *str_at(const char *str, uint64_t size, uint32_t off)
-{
-	if (off >= size || !memchr(str + off, 0, size - off))
-		return NULL;
-	return str + off;
-}
-
-/* The dynamic relocation at addr that gives a 64-bit value, if any:
- * 1 and *val (and *sym: an undefined symbol's name, else NULL), 0 none,
- * -1 malformed. */
-static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
-		    const char **sym)
-{
-	*sym = NULL;
-	for (unsigned i = 0; i < m->shnum; i++) {
-		const Elf64_Shdr *s = &m->sh[i];
-		const Elf64_Rela *r;
-		size_t n;
-		int t = rela_table(m, s, &r, &n);
-
-		if (t < 0)
-			return -1;
-		for (size_t k = 0; k < n; k++) {
-			unsigned type = ELF64_R_TYPE(r[k].r_info);
-			uint32_t si = ELF64_R_SYM(r[k].r_info);
-			const Elf64_Sym *y;
-			const char *str;
-			uint64_t strsize;
-
-			if (r[k].r_offset != addr)
-				continue;
-			if (type == R_X86_64_RELATIVE) {
-				*val = (uint64_t)r[k].r_addend;
-				return 1;
-			}
-			if (type != R_X86_64_64 && type != R_X86_64_GLOB_DAT)
-				return -1;
-			if (rela_sym(m, s, si, &y, &str, &strsize))
-				return -1;
-			if (y->st_shndx == SHN_UNDEF) {
-				*sym = str_at(str, strsize, y->st_name);
-				if (!*sym)
-					return -1;
-				*val = (uint64_t)r[k].r_addend;
-			} else {
-				*val = y->st_value + (uint64_t)r[k].r_addend;
-			}
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The symbol of the copy relocation (R_X86_64_COPY) whose copy holds
- * addr: an executable that refers to a variable a shared library exports
- * (from code not compiled as PIC, or PIE code with copy relocations, the
- * x86-64 default) gets a copy of it in its own .bss, filled at load time
- * from the library's. The executable's symbol table then shows the
- * variable as its own, zero; its value comes from the library that
- * defines it. 1 and *name, 0 none, -1 malformed.
- */
-static int copy_reloc_at(const struct img *m, uint64_t addr,
-			 const char **name)
-{
-	for (unsigned i = 0; i < m->shnum; i++) {
-		const Elf64_Shdr *s = &m->sh[i];
-		const Elf64_Rela *r;
-		size_t n;
-		int t = rela_table(m, s, &r, &n);
-
-		if (t < 0)
-			return -1;
-		for (size_t k = 0; k < n; k++) {
-			uint32_t si = ELF64_R_SYM(r[k].r_info);
-			const Elf64_Sym *y;
-			const char *str;
-			uint64_t strsize;
-
-			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_COPY ||
-			    addr < r[k].r_offset)
-				continue;
-			if (rela_sym(m, s, si, &y, &str, &strsize))
-				return -1;
-			/* the copy is st_size bytes (a key: at least 1) */
-			if (addr - r[k].r_offset >= (y->st_size ? y->st_size
-								: 1))
-				continue;
-			*name = str_at(str, strsize, y->st_name);
-			if (!*name)
-				return -1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The 64-bit pointer stored at addr in the image as the dynamic linker
- * would leave it (bias 0): the relocation's value if one applies there,
- * else the file's bytes. 1 and *val (*ext: an undefined symbol's name,
- * the value is then its addend), 0 nothing there, -1 malformed.
- */
-static int ptr_at(const struct img *m, uint64_t addr, uint64_t *val,
-		  const char **ext)
-{
-	const uint8_t *b;
-	bool zero;
-	int k = reloc_at(m, addr, val, ext);
-
-	if (k)
-		return k;
-	b = at_addr(m, addr, 8, &zero);
-	if (!b)
-		return zero ? (*val = 0, 1) : 0;
-	memcpy(val, b, 8);
-	return 1;
 }
 
 /* Names: one growing pool, offsets until the end (then pointers). */
@@ -311,9 +112,6 @@ static uintptr_t pool_add(struct pool *pl, const char *fmt, ...)
 	pl->len += (size_t)n + 1;
 	return pl->len - (size_t)n - 1;
 }
-
-/* sizeof(struct static_key) in an x86-64 file (the only kind read here) */
-#define KEY_SIZE 16
 
 /*
  * A static call's name from its key's symbol: readable (demangled here:
@@ -370,10 +168,10 @@ static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
 
 	/* an array's every element, [0] too: the name a listing gives
 	 * must be the one element's, not the array's */
-	if (!strcmp(fallback, "key") && off % KEY_SIZE == 0 &&
-	    s->size % KEY_SIZE == 0 && s->size > KEY_SIZE)
+	if (!strcmp(fallback, "key") && off % SY_REC_KEY_SIZE == 0 &&
+	    s->size % SY_REC_KEY_SIZE == 0 && s->size > SY_REC_KEY_SIZE)
 		r = pool_add(pl, "%s%s%s[%llu]", f, colon, n,
-			     (unsigned long long)(off / KEY_SIZE));
+			     (unsigned long long)(off / SY_REC_KEY_SIZE));
 	else if (!off)
 		r = pool_add(pl, "%s%s%s", f, colon, n);
 	else
@@ -381,25 +179,6 @@ static uintptr_t name_of(struct pool *pl, const struct sy_syms *syms,
 			     (unsigned long long)off);
 	free(d);
 	return r;
-}
-
-/* A records section: NULL (none), or its entries in *n (-1: malformed). */
-static const uint8_t *records(const struct img *m, const char *name,
-			      size_t esize, const Elf64_Shdr **sec, long *n)
-{
-	const Elf64_Shdr *s = section(m, name);
-
-	*n = 0;
-	*sec = s;
-	if (!s || !s->sh_size)
-		return NULL;
-	if (s->sh_type != SHT_PROGBITS || s->sh_size % esize ||
-	    !in_file(s->sh_offset, s->sh_size, m->size)) {
-		*n = -1;
-		return NULL;
-	}
-	*n = (long)(s->sh_size / esize);
-	return m->p + s->sh_offset;
 }
 
 static int cmp_sym_addr(const void *a, const void *b)
@@ -411,9 +190,9 @@ static int cmp_sym_addr(const void *a, const void *b)
 }
 
 /*
- * The name records of SY__NAME_RECORD() (section sy_names, 24 bytes: the
- * object's and the name's addresses, by relocation or as linked, and the
- * object's size), as symbols in pl->recs; each name NUL-terminated within
+ * The name records of SY__NAME_RECORD() (struct sy__name: the object's and
+ * the name's addresses, by relocation or as linked, and the object's
+ * size), as symbols in pl->recs; each name NUL-terminated within
  * 256 bytes of one section, pointing into the image (pool_add() copies
  * it). Read before any name is given: a stripped file's keys and calls
  * are named by them.
@@ -427,37 +206,43 @@ static int read_names(const struct img *m, struct pool *pl,
 	struct sy_sym *v;
 	long n;
 
-	records(m, "sy_names", 24, &sec, &n);
+	img_table(m, SY_SEC_NAMES, SY_REC_NAMES_SIZE, &sec, &n);
 	if (n < 0)
-		return bad(out, "section sy_names is malformed");
+		return bad(out, "section " SY_SEC_NAMES " is malformed");
 	v = calloc(n ? (size_t)n : 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	pl->recs.v = v;
 	for (long i = 0; i < n; i++) {
-		uint64_t ea = sec->sh_addr + (uint64_t)i * 24, obj = 0, nm = 0;
-		uint64_t size = 0;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_NAMES_SIZE;
+		uint64_t obj = 0, nm = 0;
+		struct sy__name rec = { NULL, NULL, 0 };
 		const char *ext = NULL, *ext2 = NULL;
 		const uint8_t *t = NULL, *b;
 		size_t len = 0;
 		bool zero;
 
-		if (ptr_at(m, ea, &obj, &ext) < 0 ||
-		    ptr_at(m, ea + 8, &nm, &ext2) < 0)
-			return bad(out, "a relocation of sy_names is malformed");
-		b = at_addr(m, ea + 16, 8, &zero);
+		if (img_ptr(m, ea + offsetof(struct sy__name, obj), &obj,
+			    &ext) < 0 ||
+		    img_ptr(m, ea + offsetof(struct sy__name, name), &nm,
+			    &ext2) < 0)
+			return bad(out, "a relocation of " SY_SEC_NAMES
+					" is malformed");
+		b = img_at(m, ea + offsetof(struct sy__name, size),
+			   sizeof(rec.size), &zero);
 		if (b)
-			memcpy(&size, b, 8);
-		if (ext || ext2 || !obj || !size || size > (1u << 20))
+			memcpy(&rec.size, b, sizeof(rec.size));
+		if (ext || ext2 || !obj || !rec.size || rec.size > (1u << 20))
 			continue;
 		for (size_t l = REC_NAME_MAX; l && !t; l--) {
-			t = at_addr(m, nm, l, &zero);
+			t = img_at(m, nm, l, &zero);
 			len = l;
 		}
 		if (!t || !memchr(t, 0, len))
 			continue;	/* not a string of this file */
-		v[pl->recs.n++] = (struct sy_sym){ obj, size, (const char *)t,
-						   false, NULL, NULL };
+		v[pl->recs.n++] = (struct sy_sym){ obj, rec.size,
+						   (const char *)t, false,
+						   NULL, NULL };
 	}
 	if (pl->recs.n)
 		qsort(v, pl->recs.n, sizeof(*v), cmp_sym_addr);
@@ -487,10 +272,9 @@ static int cmp_rc(const void *a, const void *b)
 	return c ? c : (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* Static calls, alternatives, run-time constants; names as pool offsets. */
 /*
- * SWITCHYARD_KEY_DESCRIPTION() records (section sy_key_desc, 16 bytes:
- * the key's and the text's addresses, by relocation or as linked): each
+ * SWITCHYARD_KEY_DESCRIPTION() records (struct sy__key_desc: the key's
+ * and the text's addresses, by relocation or as linked): each
  * text, NUL-terminated within 512 bytes of one section, goes to the key
  * at that address. A record of a key with no site, or of another
  * object's key, lists nothing.
@@ -503,26 +287,29 @@ static int read_descs(const struct img *m, struct pool *pl,
 	const Elf64_Shdr *sec;
 	long n;
 
-	records(m, "sy_key_desc", 16, &sec, &n);
+	img_table(m, SY_SEC_DESC, SY_REC_DESC_SIZE, &sec, &n);
 	if (n < 0)
-		return bad(out, "section sy_key_desc is malformed");
+		return bad(out, "section " SY_SEC_DESC " is malformed");
 	for (long i = 0; i < n; i++) {
-		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, key = 0, text = 0;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_DESC_SIZE;
+		uint64_t key = 0, text = 0;
 		const char *ext = NULL, *ext2 = NULL;
 		const uint8_t *t;
 		size_t len = 0;
 		bool zero;
 
-		if (ptr_at(m, ea, &key, &ext) < 0 ||
-		    ptr_at(m, ea + 8, &text, &ext2) < 0)
-			return bad(out, "a relocation of sy_key_desc is "
+		if (img_ptr(m, ea + offsetof(struct sy__key_desc, key), &key,
+			    &ext) < 0 ||
+		    img_ptr(m, ea + offsetof(struct sy__key_desc, text), &text,
+			    &ext2) < 0)
+			return bad(out, "a relocation of " SY_SEC_DESC " is "
 					"malformed");
 		if (ext || ext2 || !key)
 			continue;
 		/* the most bytes up to DESC_MAX inside one section */
 		t = NULL;
 		for (size_t l = DESC_MAX; l && !t; l--) {
-			t = at_addr(m, text, l, &zero);
+			t = img_at(m, text, l, &zero);
 			len = l;
 		}
 		const uint8_t *nul = t ? memchr(t, 0, len) : NULL;
@@ -538,6 +325,7 @@ static int read_descs(const struct img *m, struct pool *pl,
 	return 0;
 }
 
+/* Static calls, alternatives, run-time constants; names as pool offsets. */
 static int read_others(const struct img *m, const struct sy_syms *syms,
 		       struct pool *pl, struct sy_records *out)
 {
@@ -545,37 +333,42 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 	const uint8_t *e;
 	long n;
 
-	e = records(m, "sy_static_call_sites", 16, &sec, &n);
+	e = img_table(m, SY_SEC_CALL, SY_REC_CALL_SIZE, &sec, &n);
 	if (n < 0)
-		return bad(out, "sy_static_call_sites: not whole records in "
-				"the file");
+		return bad(out, SY_SEC_CALL ": not whole records in the file");
 	out->calls = calloc(n ? (size_t)n : 1, sizeof(*out->calls));
 	if (!out->calls)
 		return -ENOMEM;
-	for (long i = 0; i < n; i++, e += 16) {
+	for (long i = 0; i < n; i++, e += SY_REC_CALL_SIZE) {
 		struct sy_rec_call *c = &out->calls[out->ncalls];
-		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, meta = 0;
-		uint64_t key = 0, fn = 0, kind = 0;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_CALL_SIZE;
+		uint64_t meta = 0, key = 0, fn = 0;
+		struct sy__sc_meta sm = { NULL, 0 };
+		struct sy_sc_entry rec;
 		const char *ext = NULL;
 		const uint8_t *b;
 		bool zero;
-		int32_t code;
 
-		memcpy(&code, e + 8, 4);
-		c->addr = ea + 8 + (uint64_t)(int64_t)code;
-		if (ptr_at(m, ea, &meta, &ext) < 0 ||
-		    (!ext && ptr_at(m, meta, &key, &ext) < 0))
+		memcpy(&rec, e, sizeof(rec));
+		c->addr = rel(ea + offsetof(struct sy_sc_entry, code),
+			      rec.code);
+		if (img_ptr(m, ea + offsetof(struct sy_sc_entry, meta), &meta,
+			    &ext) < 0 ||
+		    (!ext && img_ptr(m, meta + offsetof(struct sy__sc_meta,
+							 key), &key, &ext) < 0))
 			return bad(out, "a static call record's relocation is "
 					"malformed");
-		if (!ext && (b = at_addr(m, meta + 8, 8, &zero)))
-			memcpy(&kind, b, 8);
-		c->callee_save = kind >= 16;
+		if (!ext && (b = img_at(m, meta + offsetof(struct sy__sc_meta,
+							    kind),
+					sizeof(sm.kind), &zero)))
+			memcpy(&sm.kind, b, sizeof(sm.kind));
+		c->callee_save = sm.kind >= SY_SC_KIND_CALLEE_SAVE;
 		if (ext) {
 			c->name = (const char *)prefixed_name(pl, NULL, ext,
 							      "__SCK__");
 			c->target = NULL;
 		} else {
-			int k = ptr_at(m, key, &fn, &ext);
+			int k = img_ptr(m, key, &fn, &ext);
 
 			c->name = (const char *)name_of(pl, syms, key, false,
 							"__SCK__", "call");
@@ -591,47 +384,50 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		out->ncalls++;
 	}
 
-	e = records(m, "sy_altinstr", 16, &sec, &n);
+	e = img_table(m, SY_SEC_ALT, SY_REC_ALT_SIZE, &sec, &n);
 	if (n < 0)
-		return bad(out, "sy_altinstr: not whole records in the file");
+		return bad(out, SY_SEC_ALT ": not whole records in the file");
 	out->alts = calloc(n ? (size_t)n : 1, sizeof(*out->alts));
 	if (!out->alts)
 		return -ENOMEM;
-	for (long i = 0; i < n; i++, e += 16) {
+	for (long i = 0; i < n; i++, e += SY_REC_ALT_SIZE) {
 		struct sy_rec_alt *a = &out->alts[out->nalts++];
-		uint64_t ea = sec->sh_addr + (uint64_t)i * 16;
-		int32_t site;
-		uint16_t f;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_ALT_SIZE;
+		struct sy_alt_entry rec;
 
-		memcpy(&site, e, 4);
-		memcpy(&f, e + 12, 2);
-		a->addr = ea + (uint64_t)(int64_t)site;
-		a->feature = f & 0x3fffu;
-		a->absent = f >> 15 & 1;
-		a->len = e[14];
-		a->repl_len = e[15];
+		memcpy(&rec, e, sizeof(rec));
+		a->addr = rel(ea + offsetof(struct sy_alt_entry, site),
+			      rec.site);
+		/* the feature's number, bit 15 for "absent" (bit 14 is the
+		 * library's, at run time) */
+		a->feature = rec.feature & 0x3fffu;
+		a->absent = rec.feature >> 15 & 1;
+		a->len = rec.len;
+		a->repl_len = rec.repl_len;
 	}
 
-	e = records(m, "sy_runtime_const", 16, &sec, &n);
+	e = img_table(m, SY_SEC_RC, SY_REC_RC_SIZE, &sec, &n);
 	if (n < 0)
-		return bad(out, "sy_runtime_const: not whole records in the "
-				"file");
+		return bad(out, SY_SEC_RC ": not whole records in the file");
 	out->rcs = calloc(n ? (size_t)n : 1, sizeof(*out->rcs));
 	if (!out->rcs)
 		return -ENOMEM;
-	for (long i = 0; i < n; i++, e += 16) {
+	for (long i = 0; i < n; i++, e += SY_REC_RC_SIZE) {
 		struct sy_rec_rc *c = &out->rcs[out->nrcs++];
-		uint64_t ea = sec->sh_addr + (uint64_t)i * 16, sym = 0;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_RC_SIZE;
+		uint64_t sym = 0;
+		struct sy_rc_entry rec;
 		const char *ext = NULL;
-		int32_t code;
-		int k = ptr_at(m, ea, &sym, &ext);
+		int k = img_ptr(m, ea + offsetof(struct sy_rc_entry, sym), &sym,
+				&ext);
 
 		if (k < 0)
 			return bad(out, "a run-time constant's relocation is "
 					"malformed");
-		memcpy(&code, e + 8, 4);
-		c->addr = ea + 8 + (uint64_t)(int64_t)code;
-		c->size = e[13];
+		memcpy(&rec, e, sizeof(rec));
+		c->addr = rel(ea + offsetof(struct sy_rc_entry, code),
+			      rec.code);
+		c->size = rec.size;
 		c->name = (const char *)(ext ? pool_add(pl, "%s", ext) :
 					 name_of(pl, syms, sym, false, NULL,
 						 "var"));
@@ -677,10 +473,9 @@ void sy_records_free(struct sy_records *r)
 
 int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
-	const Elf64_Shdr *sec, *shs;
+	const Elf64_Shdr *sec;
 	struct sy_syms syms = { 0 };
-	struct img m = { p, size, NULL, 0, NULL, 0 };
+	struct img m;
 	struct pool pl = { NULL, 0, 0, false, { NULL, 0, NULL } };
 	struct raw *raw = NULL;
 	const uint8_t *ents;
@@ -688,24 +483,9 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG))
-		return bad(out, "not an ELF file");
-	if (eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_machine != EM_X86_64)
-		return bad(out, "not a 64-bit x86-64 ELF file");
-	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
-		return bad(out, "not an executable or a shared object");
-	if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff % 8 ||
-	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr),
-		     size) || eh->e_shstrndx >= eh->e_shnum)
-		return bad(out, "section headers outside the file");
-	m.sh = (const Elf64_Shdr *)(p + eh->e_shoff);
-	m.shnum = eh->e_shnum;
-	shs = &m.sh[eh->e_shstrndx];
-	if (!in_file(shs->sh_offset, shs->sh_size, size))
-		return bad(out, "section names outside the file");
-	m.shstr = (const char *)p + shs->sh_offset;
-	m.shstrsize = shs->sh_size;
+	r = img_open(&m, p, size, &out->why);
+	if (r)
+		return r;
 
 	/* names: the object and function symbols (.symtab, else .dynsym) */
 	r = sy_syms_parse(p, size, 0, &syms);
@@ -717,9 +497,9 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	if (r)
 		goto out;
 
-	ents = records(&m, "sy_jump_entries", ENTRY_SIZE, &sec, &n);
+	ents = img_table(&m, SY_SEC_JUMP, SY_REC_JUMP_SIZE, &sec, &n);
 	if (n < 0) {
-		r = bad(out, "sy_jump_entries: not whole records in the file");
+		r = bad(out, SY_SEC_JUMP ": not whole records in the file");
 		goto out;
 	}
 	raw = calloc(n ? (size_t)n : 1, sizeof(*raw));
@@ -730,25 +510,28 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		goto out;
 	}
 	for (long i = 0; i < n; i++) {
-		const uint8_t *e = ents + i * ENTRY_SIZE;
-		uint64_t ea = sec->sh_addr + (uint64_t)i * ENTRY_SIZE, key = 0;
-		int32_t code, target;
+		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_JUMP_SIZE;
+		uint64_t key = 0;
+		struct sy_jump_entry rec;
 		const uint8_t *b;
 		bool zero;
 
-		memcpy(&code, e, 4);
-		memcpy(&target, e + 4, 4);
-		if (ptr_at(&m, ea + 8, &key, &raw[i].ext) < 0) {
-			r = bad(out, "a relocation of sy_jump_entries is "
+		memcpy(&rec, ents + i * SY_REC_JUMP_SIZE, sizeof(rec));
+		if (img_ptr(&m, ea + offsetof(struct sy_jump_entry, key), &key,
+			    &raw[i].ext) < 0) {
+			r = bad(out, "a relocation of " SY_SEC_JUMP " is "
 				     "malformed");
 			goto out;
 		}
-		raw[i].site.likely = key & 1;
-		raw[i].key = key & ~(uint64_t)7;
-		raw[i].site.addr = ea + (uint64_t)(int64_t)code;
-		raw[i].site.target = ea + 4 + (uint64_t)(int64_t)target;
-		for (unsigned l = 8; l; l--) {
-			b = at_addr(&m, raw[i].site.addr, l, &zero);
+		raw[i].site.likely = (key & SY_ENTRY_BRANCH) != 0;
+		raw[i].key = key & ~(uint64_t)SY_ENTRY_FLAGS;
+		raw[i].site.addr = rel(ea + offsetof(struct sy_jump_entry,
+						      code), rec.code);
+		raw[i].site.target = rel(ea + offsetof(struct sy_jump_entry,
+							target), rec.target);
+		/* the site's bytes, as many as the file holds up to 8 */
+		for (unsigned l = sizeof(raw[i].site.bytes); l; l--) {
+			b = img_at(&m, raw[i].site.addr, l, &zero);
 			if (b) {
 				memcpy(raw[i].site.bytes, b, l);
 				raw[i].site.nbytes = l;
@@ -764,8 +547,8 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 						  : NULL;
 		const uint8_t *b;
 		const char *copied = NULL;
+		struct static_key sk;
 		bool zero;
-		int32_t en;
 		int cr;
 
 		out->sites[i] = raw[i].site;
@@ -788,7 +571,7 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 		k->name = (const char *)name_of(&pl, &syms, k->addr, false,
 						NULL, "key");
 		/* copied from a library: its state is the library's */
-		cr = copy_reloc_at(&m, k->addr, &copied);
+		cr = img_copy_reloc(&m, k->addr, &copied);
 		if (cr < 0) {
 			r = bad(out, "a copy relocation is malformed");
 			goto out;
@@ -797,11 +580,12 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 			k->copied = (const char *)pool_add(&pl, "%s", copied);
 			continue;
 		}
-		/* struct static_key: int enabled first */
-		b = at_addr(&m, k->addr, 4, &zero);
+		/* its initial state: struct static_key's enabled */
+		b = img_at(&m, k->addr + offsetof(struct static_key, enabled),
+			   sizeof(sk.enabled), &zero);
 		if (b) {
-			memcpy(&en, b, 4);
-			k->initial = en > 0;
+			memcpy(&sk.enabled, b, sizeof(sk.enabled));
+			k->initial = sk.enabled > 0;
 		} else if (zero) {
 			k->initial = 0;
 		}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * records.h - the static key records of an ELF file on disk (tools/records.c),
- * for `switchyard list FILE`. Not library API.
+ * records.h - the records of an ELF file on disk (records.c), for
+ * `switchyard list FILE` and `prepatch`, and the library a copied key
+ * comes from (needed.c). Not library API.
  *
  * The file is untrusted input: every offset, size and count is checked
  * against the file; a malformed file gives -ENOEXEC (with a reason), never

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * prepatch.c - `switchyard prepatch FILE [-o OUT]`: write every static key
- * site's initial form into the file, as the kernel's objtool does at
- * build time, so that the program writes no code at start-up.
+ * cmd_prepatch.c - `switchyard prepatch FILE [-o OUT] [--json]`: write
+ * every static key site's initial form into the file, as the kernel's
+ * objtool does at build time, so that the program writes no code at
+ * start-up. Exit status: 0 done (or nothing to do), 1 nothing written (a
+ * message on stderr says why), 2 usage.
  *
  * A site is assembled as a jump to its out-of-line code; the library
  * turns it into its TEST form at registration wherever the key's state
@@ -64,8 +66,9 @@
 #include <unistd.h>
 
 #include "../src/sy_elf.h"
+#include "cmds.h"
 #include "records.h"
-#include "tool.h"
+#include "util.h"
 
 #define OP_JMP8 0xeb
 #define OP_JMP32 0xe9
@@ -417,21 +420,20 @@ struct counts {
 	size_t sites, written, already, elsewhere;
 };
 
-/* "func+0x12" of addr, or "0x..." */
+/* "func+0x12 (0x401136)" of addr, or "0x401136" */
 static void site_name(const struct sy_syms *syms, uint64_t addr, char *buf,
 		      size_t size)
 {
-	const struct sy_sym *fn = sy_syms_find(syms, addr, true);
-	char *owned;
+	struct place p;
+	size_t n;
 
-	if (!fn) {
-		snprintf(buf, size, "0x%llx", (unsigned long long)addr);
-		return;
-	}
-	snprintf(buf, size, "%s+0x%llx (0x%llx)", demangle(fn->name, &owned),
-		 (unsigned long long)(addr - fn->addr),
-		 (unsigned long long)addr);
-	free(owned);
+	place_find(&p, syms, NULL, addr);
+	func_off(&p, NULL, buf, size);
+	n = strlen(buf);
+	if (p.func)
+		snprintf(buf + n, size - n, " (0x%llx)",
+			 (unsigned long long)addr);
+	place_free(&p);
 }
 
 /* Bring every site of rec to its initial form in img; 0, or 1 with a
@@ -523,8 +525,10 @@ static int write_out(const char *in, const char *out, const uint8_t *img,
 	return 0;
 }
 
-int cmd_prepatch(const char *in, const char *out, bool json)
+/* switchyard prepatch FILE (out_path: -o OUT) */
+int cmd_prepatch(int argc, char **argv)
 {
+	const char *in = argv[1], *out = out_path;
 	struct sy_records rec;
 	struct sy_syms syms = { 0 };
 	struct counts c = { 0, 0, 0, 0 };
@@ -534,7 +538,10 @@ int cmd_prepatch(const char *in, const char *out, bool json)
 	uint8_t *img = NULL;
 	size_t size = 0;
 	int sfd = -1;
-	int r = read_all(in, &img, &size, &sfd, &st);
+	int r;
+
+	(void)argc;
+	r = read_all(in, &img, &size, &sfd, &st);
 
 	if (r) {
 		fprintf(stderr, "switchyard: %s: %s\n", in,
@@ -554,7 +561,7 @@ int cmd_prepatch(const char *in, const char *out, bool json)
 	r = prepatch(in, img, size, &rec, &syms, &c);
 	if (!r && (c.written || out))
 		r = write_out(in, out, img, size, sfd, &st, &target, &d);
-	if (!r && json) {
+	if (!r && json_output) {
 		printf("{\"file\": ");
 		json_str(stdout, in);
 		printf(", \"output\": ");
