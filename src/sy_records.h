@@ -33,7 +33,7 @@
  * from the field itself to what they name: the same bytes on disk and in
  * memory, whatever the load address. Absolute ones (key, meta, sym, obj,
  * name, text) are pointers, filled by the dynamic linker in a PIE or a
- * shared object (tools/records.c applies the relocations itself).
+ * shared object (tools/elf_image.c applies the relocations itself).
  */
 #ifndef SY_RECORDS_H
 #define SY_RECORDS_H
