@@ -1,13 +1,15 @@
 #!/bin/sh
-# check_tools.sh gdb|valgrind BINDIR - live patching under a debugger and
-# under valgrind. Exit 77 (SKIP) when the tool is missing or not allowed.
+# check_tools.sh gdb|valgrind TEST_STRESS TEST_STATIC_KEY TEST_STATIC_CALL -
+# live patching under a debugger and under valgrind: the programs of those
+# tests (built in their folders). Exit 77 (SKIP) when the tool is missing
+# or not allowed.
 set -u
-tool=$1; bin=$2
+tool=$1; stress=$2; skey=$3; scall=$4
 case "$tool" in
 gdb)
 	command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }
 	# gdb needs nothing from us: switchyard uses no signal and no trap.
-	out=$(timeout 300 gdb -q -batch -ex run --args "$bin/test_stress" 2 2>&1)
+	out=$(timeout 300 gdb -q -batch -ex run --args "$stress" 2 2>&1)
 	echo "$out" | tail -3
 	if echo "$out" | grep -q "ptrace: Operation not permitted"; then
 		echo "SKIP: ptrace is not permitted here"; exit 77
@@ -31,20 +33,21 @@ valgrind)
 	for smc in "" "--smc-check=all"; do
 		vg="valgrind -q $smc --fair-sched=yes --error-exitcode=9"
 		echo "== valgrind ${smc:-(plain)}"
-		timeout 600 $vg "$bin/test_static_key" >"$out" 2>&1
+		timeout 600 $vg "$skey" >"$out" 2>&1
 		rc=$?; grep -E "CHECK failed" "$out"; tail -1 "$out"
 		[ $rc -eq 0 ] || { echo "FAIL: test_static_key under valgrind $smc (exit $rc)"; exit 1; }
 		# static calls: rseq is off under valgrind, the sites are
 		# parked on their detours (the unwind info must not upset
 		# valgrind's CFI reader either: no warning allowed)
-		timeout 600 $vg "$bin/test_static_call" >"$out" 2>&1
+		timeout 600 $vg "$scall" >"$out" 2>&1
 		rc=$?; grep -E "CHECK failed|Warning" "$out"; tail -1 "$out"
 		[ $rc -eq 0 ] || { echo "FAIL: test_static_call under valgrind $smc (exit $rc)"; exit 1; }
 		grep -q "Warning" "$out" && { echo "FAIL: valgrind warned"; exit 1; }
-		SY_STRESS_ALLOW_WX=1 timeout 600 $vg "$bin/test_stress" 4 8 >"$out" 2>&1
+		SY_STRESS_ALLOW_WX=1 timeout 600 $vg "$stress" 4 8 >"$out" 2>&1
 		rc=$?; grep -E "CHECK failed" "$out"; tail -2 "$out"
 		[ $rc -eq 0 ] || { echo "FAIL: test_stress under valgrind $smc (exit $rc)"; exit 1; }
 	done
 	echo PASS;;
-*) echo "usage: $0 gdb|valgrind BINDIR"; exit 2;;
+*) echo "usage: $0 gdb|valgrind TEST_STRESS TEST_STATIC_KEY TEST_STATIC_CALL"
+	exit 2;;
 esac
