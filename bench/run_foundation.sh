@@ -10,7 +10,7 @@ echo "== machine"
 echo "$(uname -sr), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo
 echo "== instructions per disabled site (callgrind, 1000 calls each)"
-"$src/tests/check_fastpath.sh" "$fp" --report
+"$src/tests/static_key/check_fastpath.sh" "$fp" --report
 echo
 echo "== share of 2-byte sites in bench/realistic.c"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

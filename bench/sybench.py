@@ -79,7 +79,7 @@ import tempfile
 # the suite's modules live next to this file (bench/suite/, copied into
 # the build tree with it)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# the statistics, re-exported for tests/tools/test_bench_harness.py
+# the statistics, re-exported for tests/bench/test_bench_harness.py
 from suite.stats import (median, median_ci, outliers,  # noqa: E402,F401
                          mann_whitney_p, row, compare)  # noqa: F401
 from suite.machine import machine  # noqa: E402

@@ -2,7 +2,7 @@
 # deps.sh - install the Debian packages switchyard's build, tests and
 # benchmarks need, only those missing. Uses sudo when not root.
 #   gcc g++ make cmake ninja-build pkg-config   build; pkg-config consumer
-#                                                (tests/check_install.sh)
+#                                                (tests/build/check_install.sh)
 #   binutils                                     objdump, nm (check_install.sh)
 #   valgrind                                     fast-path test (callgrind),
 #                                                test_under_valgrind, benchmarks
@@ -14,11 +14,11 @@
 #                                                disassembler (tools/)
 #   python3                                      the CLI test's JSON check
 #   groff-base                                   renders the man pages
-#                                                (tests/check_man.sh)
+#                                                (tests/build/check_man.sh)
 #   gnuplot-nox                                  the benchmark report's plots
 #                                                (bench/suite/plot.py; the
 #                                                showcase's quick suite,
-#                                                tests/tools/test_bench_plots)
+#                                                tests/bench/test_bench_plots)
 #   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu  the AArch64 build and its
 #   qemu-user                                    tests under qemu
 #                                                (test_cross_aarch64)

@@ -16,7 +16,7 @@ command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
 # without any, whatever the checkout's
 supp=$(mktemp /tmp/sy-tsan.XXXXXX)
 trap 'rm -f "$supp"' EXIT
-cp tests/tsan.supp "$supp"
+cp tests/lib/tsan.supp "$supp"
 chmod 644 "$supp"	# some tests run a target as another user
 rc=0
 for san in address,undefined thread; do

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "../sy_test.h"
+#include "sy_test.h"
 #include "dso.h"
 
 /* Defined here, used by libuser.so too (executable -> library). */

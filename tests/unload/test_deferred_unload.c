@@ -27,11 +27,11 @@
 #include <dlfcn.h>
 
 #ifdef SY_LINKED
-#include "../sy_test.h"
+#include "sy_test.h"
 #else
-#include "../sy_check.h"	/* no <switchyard.h>: nothing links the library */
+#include "sy_check.h"	/* no <switchyard.h>: nothing links the library */
 #endif
-#include "../sy_watchdog.h"
+#include "sy_watchdog.h"
 
 #ifdef SY_LINKED
 DEFINE_STATIC_KEY_DEFERRED_FALSE(exe_dkey, 1);

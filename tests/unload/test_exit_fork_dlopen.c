@@ -27,8 +27,8 @@
 #include <stdatomic.h>
 #include <sys/wait.h>
 
-#include "../sy_test.h"
-#include "../sy_watchdog.h"
+#include "sy_test.h"
+#include "sy_watchdog.h"
 #include "many_sites.h"
 
 DEFINE_STATIC_KEY_FALSE(ef_key);

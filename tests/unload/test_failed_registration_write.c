@@ -25,8 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../sy_seccomp.h"
-#include "../sy_test.h"
+#include "sy_seccomp.h"
+#include "sy_test.h"
 
 __attribute__((visibility("default"))) DEFINE_STATIC_KEY_FALSE(failreg_key);
 

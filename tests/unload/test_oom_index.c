@@ -19,7 +19,7 @@
 #include <link.h>
 #include <stdint.h>
 
-#include "../sy_test.h"
+#include "sy_test.h"
 
 #define MIN_SIZE 4000	/* 1,000 sites x 4 bytes */
 

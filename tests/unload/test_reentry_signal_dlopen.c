@@ -20,8 +20,8 @@
 #include <signal.h>
 #include <sys/time.h>
 
-#include "../sy_test.h"
-#include "../sy_watchdog.h"
+#include "sy_test.h"
+#include "sy_watchdog.h"
 #include "many_sites.h"
 
 #define EXE_SITES 2000

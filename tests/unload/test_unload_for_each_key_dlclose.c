@@ -14,7 +14,7 @@
  */
 #include <dlfcn.h>
 
-#include "../sy_test.h"
+#include "sy_test.h"
 
 DEFINE_STATIC_KEY_FALSE(walk_key);
 

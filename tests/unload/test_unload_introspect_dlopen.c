@@ -15,8 +15,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../sy_test.h"
-#include "../sy_watchdog.h"
+#include "sy_test.h"
+#include "sy_watchdog.h"
 
 DEFINE_STATIC_KEY_FALSE(intro_key);
 

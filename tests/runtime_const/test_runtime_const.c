@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_runtime_const.c - run-time constants (<switchyard/runtime_const.h>):
+ * before init the sites read the variables (and follow them); init writes
+ * the immediates while two threads read the sites (every read must give
+ * the one value: a torn immediate would not), turns the guards, and the
+ * sites keep the value when the variable changes afterwards; a second init
+ * with another value is refused; a library opened afterwards has its sites
+ * patched before its code runs.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sy_test.h"
+
+unsigned long rc_base = 0x1000;
+unsigned int rc_limit = 77;
+unsigned int rc_shift = 4;
+
+struct rc_rec {
+	const void *sym;
+	int32_t code;
+	uint8_t end, size;
+	uint16_t pad;
+};
+#ifdef SY__ARCH_HAVE_RUNTIME_CONST
+extern struct rc_rec __start_sy_runtime_const[], __stop_sy_runtime_const[];
+#endif
+
+__attribute__((noinline)) static unsigned long read_all(unsigned int x)
+{
+	return runtime_const_ptr(rc_base) + runtime_const_u32(rc_limit) +
+	       runtime_const_shift_right_32(x, rc_shift);
+}
+
+static int stop, bad;
+
+static void *reader(void *arg)
+{
+	unsigned long want = *(unsigned long *)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		if (read_all(0x100) != want)
+			__atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* every site of sym: the guard is TEST (a9) and the immediate holds v */
+static void check_sites(const void *sym, uint64_t v)
+{
+#ifdef SY__ARCH_HAVE_RUNTIME_CONST
+	int n = 0;
+
+	for (struct rc_rec *r = __start_sy_runtime_const;
+	     r < __stop_sy_runtime_const; r++) {
+		const uint8_t *c = (const uint8_t *)&r->code + r->code;
+		uint64_t imm = 0;
+
+		if (r->sym != sym)
+			continue;
+		n++;
+		CHECK_EQ(c[0], 0xa9);
+		memcpy(&imm, c + r->end - r->size, r->size);
+		CHECK_EQ(imm, r->size == 1 ? (v & 31) : v);
+	}
+	CHECK(n >= 1);
+#else
+	(void)sym;
+	(void)v;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[2];
+	unsigned long want;
+
+	/* before init: the variables, as they change */
+	CHECK_EQ(read_all(0x100), 0x1000 + 77 + 0x10);
+	rc_base = 0x2000;
+	rc_shift = 8;
+	CHECK_EQ(read_all(0x100), 0x2000 + 77 + 1);
+
+	/* init while two threads read: one value throughout */
+	want = read_all(0x100);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, reader, &want);
+	CHECK_EQ(runtime_const_init(ptr, rc_base), 0);
+	CHECK_EQ(runtime_const_init(u32, rc_limit), 0);
+	CHECK_EQ(runtime_const_init(shift, rc_shift), 0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(bad, 0);
+	check_sites(&rc_base, 0x2000);
+	check_sites(&rc_limit, 77);
+	check_sites(&rc_shift, 8);
+
+	/* after init: patched sites keep the value (unpatched ones read the
+	 * variable), and init is once everywhere */
+	rc_base = 0x3000;
+#ifdef SY__ARCH_HAVE_RUNTIME_CONST
+	CHECK_EQ(read_all(0x100), want);
+#endif
+	CHECK_EQ(runtime_const_init(ptr, rc_base), -EBUSY);
+	rc_base = 0x2000;
+	CHECK_EQ(runtime_const_init(ptr, rc_base), 0);	/* the same: fine */
+	CHECK_EQ(read_all(0x100), want);
+
+	/* a library loaded now: patched before its code runs */
+	if (argc > 1) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		unsigned long (*rd)(unsigned, const unsigned char **) =
+			h ? (unsigned long (*)(unsigned, const unsigned char **))
+				    dlsym(h, "librc_read") : NULL;
+		const unsigned char *guard = NULL;
+
+		CHECK(rd != NULL);
+		if (rd) {
+#ifdef SY__ARCH_HAVE_RUNTIME_CONST
+			rc_base = 0x5000;	/* not what init wrote */
+			CHECK_EQ(rd(0x100, &guard), want);
+			CHECK(guard && guard[0] == 0xa9);
+#else
+			CHECK_EQ(rd(0x100, &guard), want);
+#endif
+			rc_base = 0x2000;
+		}
+		if (h)
+			dlclose(h);
+	}
+	CHECK_EQ(switchyard_runtime_const_init(NULL, 8), -EINVAL);
+	CHECK_EQ(switchyard_runtime_const_init(&rc_base, 2), -EINVAL);
+	return sy_test_done("runtime_const");
+}
