@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * e4_cold.c - seed 003's copies called with a cold instruction cache (E4
- * of the suite). Warm loops (bench_memcpy.c) hold every contender's code
+ * of the suite). Warm loops (e4_memcpy.c) hold every contender's code
  * in L1I and its branches in the predictor; a program that copies now
  * and then does not. Here every copy follows a walk through 64 KiB of
  * other code (1,024 taken jumps, one per 64-byte line: twice a 32 KiB
@@ -20,7 +20,7 @@
  * (walk + copy); the harness subtracts the walk's median. What that
  * leaves is the cold part of a call: the walk is bound by instruction
  * fetch from L2 and leaves the execution units idle, so a copy's
- * execution (measured warm by bench_memcpy.c) overlaps the next walk's
+ * execution (measured warm by e4_memcpy.c) overlaps the next walk's
  * fetch, while the fetch of its own code, after the walk, cannot
  * overlap anything (a fence does not change that: LFENCE holds back
  * execution, not fetch; tried, no difference). The walk also displaces

@@ -19,7 +19,7 @@ like the rest, as the noise floor a difference has to clear.
 
 Lanes: "clock" (CLOCK_MONOTONIC in the program); "perf" (the measuring
 thread's counters through perf_event_open, user space, read once per
-batch beside the clock, per iteration: bench/perfctr.h; hardware events
+batch beside the clock, per iteration: bench/common/perfctr.h; hardware events
 where the machine has them: these KVM guests do not, and the machine
 record says which events open; SY_BENCH_PERF=sw gives software events
 instead, their rows named as such, SY_BENCH_PERF=off none); "callgrind" (the

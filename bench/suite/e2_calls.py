@@ -11,24 +11,24 @@ from .stats import compare, find, row, said
 
 DETOUR = " [detour path: no rseq under valgrind]"
 
-PROGRAMS = ["bench_sc_call", "seed002_pvlock"]
+PROGRAMS = ["e2_calls", "e2_pvlock"]
 
 
 def run(bindir, quick, tmp):
     """Seed 002's question at the call level: a direct call, a static
     call, and what users call through instead (a function pointer, a PLT
     call, a GNU ifunc, target_clones), in a chain x = f(x) (each call
-    depends on the last). bench_sc_call interleaves them round by round.
+    depends on the last). e2_calls interleaves them round by round.
     And the seed's own chain, lock/unlock pairs through direct calls, an
-    ops table, static calls, a native unlock (bench/seed002_pvlock.c)."""
+    ops table, static calls, a native unlock (bench/e2_pvlock.c)."""
     out = os.path.join(tmp, "e2.json")
-    # the perf lane of the chain (bench/perfctr.h), as raw_lines() reads
+    # the perf lane of the chain (bench/common/perfctr.h), as raw_lines() reads
     # a seed program's: SY_BENCH_PERF passes through
-    praw = os.path.join(tmp, "bench_sc_call.jsonl")
+    praw = os.path.join(tmp, "e2_calls.jsonl")
     if os.path.exists(praw):    # the program appends: this run's lines only
         os.unlink(praw)
     rounds = "31" if quick else "201"
-    run_checked([os.path.join(bindir, "bench_sc_call"), "--rounds", rounds,
+    run_checked([os.path.join(bindir, "e2_calls"), "--rounds", rounds,
                  "--json", out], preexec_fn=pinned(pin_cpu()),
                 env=dict(os.environ, SY_BENCH_RAW=praw))
     with open(out) as f:
@@ -49,10 +49,10 @@ def run(bindir, quick, tmp):
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
     # the seed's own chain: call -> call -> locked op -> return -> return
-    lock = raw_lines(bindir, "seed002_pvlock", tmp, ["11" if quick else "41"],
+    lock = raw_lines(bindir, "e2_pvlock", tmp, ["11" if quick else "41"],
                      pin=False)
     lrows, lcomps, _ = seed_rows(lock)
-    rows += lrows + callgrind_rows(bindir, "seed002_pvlock", tmp)
+    rows += lrows + callgrind_rows(bindir, "e2_pvlock", tmp)
     comps += lcomps
     chain = "; ".join(
         f"{n}: ops table {said(find(lcomps, n + ': (b)', n + ': (a)'))}, "
@@ -66,7 +66,7 @@ def run(bindir, quick, tmp):
     names = {r["variant"]: r["name"] + (DETOUR if "_static" in r["variant"]
                                         else "")
              for r in recs if r["variant"] != "c_calib"}
-    cg = callgrind_run(bindir, "bench_sc_call", tmp, ["callgrind", "10000"],
+    cg = callgrind_run(bindir, "e2_calls", tmp, ["callgrind", "10000"],
                        names=names, per="call")
     rows += cg["rows"]
     short = {names["c_direct"]: "direct",
@@ -80,7 +80,7 @@ def run(bindir, quick, tmp):
     sites = [" ".join(l.split(";")[0].split()[2:])
              for l in cg["stdout"].splitlines()
              if l.strip().startswith("site in")]
-    note = cg_note(cg, "callgrind rows: bench_sc_call's callgrind mode, "
+    note = cg_note(cg, "callgrind rows: e2_calls' callgrind mode, "
                    f"each x = f(x) loop once for {cg['n']} calls after a "
                    "warm-up, under valgrind --tool=callgrind "
                    "--smc-check=all --cache-sim=yes --branch-sim=yes: "
@@ -111,18 +111,18 @@ def run(bindir, quick, tmp):
             "rows": rows, "comparisons": comps,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
             "lane_note": note + (
-                "; perf rows of the x = f(x) chain: bench_sc_call's "
+                "; perf rows of the x = f(x) chain: e2_calls' "
                 "measuring thread's counters (hardware: user space), per "
-                "call, over the clock rows' batches (bench/perfctr.h)"
+                "call, over the clock rows' batches (bench/common/perfctr.h)"
                 if prows else "")
-                         + "; lock/unlock rows: bench/seed002_pvlock.c "
+                         + "; lock/unlock rows: bench/e2_pvlock.c "
                          "(1 thread: CPU time; 2 threads on one lock: wall "
                          "time), their callgrind rows (v_*): " + CG_NOTE,
             "verdict": verdict}
 
 
 def chain_perf(recs, path):
-    """The perf lane of bench_sc_call's chain: rows per event of the
+    """The perf lane of e2_calls' chain: rows per event of the
     lines it wrote to path (SY_BENCH_RAW; none, or no file, without
     counters), each variant against the direct call (the loop's first)
     within its event. recs: the chain's records of the JSON, which the

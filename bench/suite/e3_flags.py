@@ -4,16 +4,16 @@
 from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import compare, said
 
-PROGRAMS = ["seed000_popf"]
+PROGRAMS = ["e3_popf"]
 
 
 def run(bindir, quick, tmp):
     """Seed 000: restoring the flags with push; popf against test; jz
     (stc), as inline natives at static call sites, with the carry flag set
-    and clear, and the plain call they replace (bench/seed000_popf.c)."""
-    recs = raw_lines(bindir, "seed000_popf", tmp)
+    and clear, and the plain call they replace (bench/e3_popf.c)."""
+    recs = raw_lines(bindir, "e3_popf", tmp)
     rows, comps, aa = seed_rows(recs)
-    cg = callgrind_run(bindir, "seed000_popf", tmp)
+    cg = callgrind_run(bindir, "e3_popf", tmp)
     rows += cg["rows"]
     out = []
     for loop in ("CF set", "CF clear"):

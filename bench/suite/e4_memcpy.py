@@ -8,18 +8,18 @@ from .lanes import by_loop, callgrind_rows, callgrind_run, cg_callees, \
 from .machine import run as sh
 from .stats import compare, median, median_ci, row
 
-PROGRAMS = ["memcpy_bench", "e4_cold"]
+PROGRAMS = ["e4_memcpy", "e4_cold"]
 CALIBRATIONS = (3, 9)     # runs of the calibration: --quick, full
-VECTOR = ("avx512", "avx2", "sse2")   # memcpy_bench's loops, widest first
+VECTOR = ("avx512", "avx2", "sse2")   # e4_memcpy's loops, widest first
 
 
 def run(bindir, quick, tmp):
     """Seed 003: switchyard_memcpy (its strategies chosen by size, with
     thresholds measured per CPU) against glibc's memcpy, at sizes 1..64
     and 16 an octave to 8192, aligned or not, fixed or random sizes
-    (bench/bench_memcpy.c; each point's contenders interleaved). Every
+    (bench/e4_memcpy.c; each point's contenders interleaved). Every
     point's rows go to the JSON; the verdict counts the points."""
-    recs = raw_lines(bindir, "memcpy_bench", tmp, ["--quick"] if quick else [])
+    recs = raw_lines(bindir, "e4_memcpy", tmp, ["--quick"] if quick else [])
     rows, comps, per, rep_vs = [], [], {}, {}
     loops = by_loop(recs)
     for loop, rs in loops.items():
@@ -56,13 +56,13 @@ def run(bindir, quick, tmp):
     rows += crows
     comps += ccomps
     # the deterministic lane: a few sizes, fixed and random (aligned), by
-    # each, counted under callgrind (memcpy_bench's callgrind mode); rows
+    # each, counted under callgrind (e4_memcpy's callgrind mode); rows
     # named as the clock rows
     sizes = (8, 64, 256, 2048, 8192)
     names = {f"v_{who}_{n}_{c}": f"{n} aligned {c}: {v}"
              for n in sizes for c in ("fixed", "random")
              for who, v in (("sy", "sy_memcpy"), ("glibc", "glibc"))}
-    cg = callgrind_run(bindir, "memcpy_bench", tmp, ["callgrind"],
+    cg = callgrind_run(bindir, "e4_memcpy", tmp, ["callgrind"],
                        names=names, per="copy")
     rows += cg["rows"]
     cgv = flav = ""
@@ -71,7 +71,7 @@ def run(bindir, quick, tmp):
         gl = cg_callees(cg["file"], r"v_glibc_.*")
         # and outside valgrind (the clock lane's): the same mode, natively
         nat = re.search(r"switchyard_memcpy: (.*)", sh(
-            [os.path.join(bindir, "memcpy_bench"), "callgrind"]))
+            [os.path.join(bindir, "e4_memcpy"), "callgrind"]))
         flav = (f"; under valgrind's CPUID switchyard_memcpy ran "
                 f"{sy.group(1) if sy else '?'}; glibc's IFUNC chose "
                 f"{', '.join(gl) or '?'} (natively, as in the clock rows, "
@@ -152,7 +152,7 @@ def run(bindir, quick, tmp):
 
 PERF_NOTE = ("; perf rows (per point, in the JSON): the measuring "
              "thread's own counters, user space, per copy, over the same "
-             "batches as the clock rows (bench/perfctr.h)")
+             "batches as the clock rows (bench/common/perfctr.h)")
 
 # the events the verdict sums up, where the machine counts them; else
 # (software events) every event the run has
@@ -160,7 +160,7 @@ PERF_SAID = ("instructions", "branch-misses")
 
 
 def perf_points(recs):
-    """The perf lane's records of memcpy_bench (recs.perf): per point a
+    """The perf lane's records of e4_memcpy (recs.perf): per point a
     row of each event for the contenders the clock rows show (sy_memcpy,
     glibc; rep and the widest vector loop), named as those with the
     event and its kind, and sy_memcpy against glibc within the event
@@ -223,7 +223,7 @@ def breakevens(bindir, runs):
     KiB)."""
     found = {}
     for _ in range(runs):
-        cal = sh([os.path.join(bindir, "memcpy_bench"), "--calibrate"])
+        cal = sh([os.path.join(bindir, "e4_memcpy"), "--calibrate"])
         for line in cal.splitlines():
             m = re.match(r"(\S+)\s+short->loop (\d+) (\d+) (\d+)\s+"
                          r"loop->rep (\d+) (\d+) (\d+)", line)

@@ -4,7 +4,7 @@
 from .lanes import callgrind_run, cg_note_instructions, raw_lines, seed_rows
 from .stats import find, said
 
-PROGRAMS = ["seed004_unlock"]
+PROGRAMS = ["e5_unlock"]
 PERF_NOTE = ("; perf rows (rows \"1\" to \"4\"): counts per lock/unlock "
              "pair of all the threads, each worker counting its own thread "
              "(user space: a waiter's spinning counts, its futex sleep "
@@ -16,10 +16,10 @@ PERF_NOTE = ("; perf rows (rows \"1\" to \"4\"): counts per lock/unlock "
 def run(bindir, quick, tmp):
     """Seed 004: a lock/unlock loop with 1-4 threads where the unlock is a
     static call to an ordinary function (full save), a callee-save thunk,
-    or a hand-written callee-save function (bench/seed004_unlock.c)."""
-    recs = raw_lines(bindir, "seed004_unlock", tmp, pin=False)
+    or a hand-written callee-save function (bench/e5_unlock.c)."""
+    recs = raw_lines(bindir, "e5_unlock", tmp, pin=False)
     rows, comps, aa = seed_rows(recs)
-    cg = callgrind_run(bindir, "seed004_unlock", tmp)
+    cg = callgrind_run(bindir, "e5_unlock", tmp)
     rows += cg["rows"]
     c1 = find(comps, "1, CPU time: thunk", "1, CPU time: full")
     c2 = find(comps, "1, CPU time: fast", "1, CPU time: full")

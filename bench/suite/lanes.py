@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The lanes a figure comes from: "clock" (raw samples the programs
 write with SY_BENCH_RAW), "perf" (the measuring thread's counters, read
-per batch beside the clock: bench/perfctr.h; hardware events where the
+per batch beside the clock: bench/common/perfctr.h; hardware events where the
 machine has them, software ones with SY_BENCH_PERF=sw), "callgrind"
 (valgrind's instruction counts, deterministic), "static" (sizes read
 from the built programs)."""
@@ -41,10 +41,10 @@ class Raw(list):
 
 
 def raw_lines(bindir, prog, tmp, args=(), pin=True):
-    """Run a seed program with SY_BENCH_RAW (bench/stats.h): its
+    """Run a seed program with SY_BENCH_RAW (bench/common/stats.h): its
     {"loop", "variant", "unit", "samples"} lines, in the order measured;
     the lines of another lane ({"lane": "perf", "event", ...}, from
-    bench/perfctr.h) in .perf. SY_BENCH_PERF passes through (unset: the
+    bench/common/perfctr.h) in .perf. SY_BENCH_PERF passes through (unset: the
     hardware counters, where they open). The program's own self-checks
     still apply: a failed one fails here. pin: run it on one CPU
     (machine.pin_cpu), for single-threaded programs; the multi-threaded
@@ -199,7 +199,7 @@ def callgrind_run(bindir, prog, tmp, args=("callgrind",), names=None,
     --smc-check=all (the library rewrites code: valgrind must translate
     it again) --cache-sim=yes --branch-sim=yes; rows per parse_annotate.
     Valgrind has no rseq: static call sites run their detour there, so
-    those rows count the detour path (as bench/run_seeds.sh says).
+    those rows count the detour path (as bench/extra/run_seeds.sh says).
     Returns {"rows", "n", "geometry", "stdout", "skipped"}: skipped is
     why there are no rows (no valgrind, or the run failed), else None."""
     res = {"rows": [], "n": 0, "geometry": "", "stdout": "", "file": None,

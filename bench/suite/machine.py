@@ -27,7 +27,7 @@ def run(cmd):
         return ""
 
 
-# The events of bench/perfctr.h (its table, in its order): name, type,
+# The events of bench/common/perfctr.h (its table, in its order): name, type,
 # config, hardware or not. PERF_TYPE_HARDWARE 0, SOFTWARE 1, HW_CACHE 3;
 # L1I read misses: L1I (1) | OP_READ (0) << 8 | RESULT_MISS (1) << 16.
 PERF_EVENTS = [("cycles", 0, 0, True), ("instructions", 0, 1, True),
@@ -39,7 +39,7 @@ PERF_NR = {"x86_64": 298, "aarch64": 241, "riscv64": 241}
 
 
 def perf_probe():
-    """Each event of bench/perfctr.h opened alone, as the programs open
+    """Each event of bench/common/perfctr.h opened alone, as the programs open
     it (the calling thread, user space, disabled), and closed: {name:
     "opened" or the errno's name}; None where it cannot be asked (no
     syscall number known here, a big-endian attr layout)."""

@@ -21,11 +21,11 @@ import sys
 from .lanes import BenchFailed, nm_rows, pool, seed_rows
 from .stats import compare, find, median, said
 
-PROGRAMS = ["bench_flip", "peer_sites"]
+PROGRAMS = ["peers_flip", "peers_sites"]
 CRATE = "static-keys 0.8.2"
 SY_FLIP = "switchyard (no other thread)"
 RS_FLIP = f"Rust {CRATE} (single-threaded)"
-# peer_sites.c's and src/sites.rs's loops and variants
+# peers_sites.c's and src/sites.rs's loops and variants
 MODES = ("dependent calls", "independent calls")
 C_FLAG = "8 flag checks (volatile int, own cache line)"
 C_KEY = "8 switchyard static_branch_unlikely"
@@ -49,7 +49,7 @@ NOTE = (
     "disable (the crate's program times the two calls apart and adds "
     "them, checking the sites between). Disabled sites: warm loops "
     "calling one non-inlined function with 8 disabled sites between "
-    "steps of dependent work (bench/peer_sites.c and its twin "
+    "steps of dependent work (bench/peers_sites.c and its twin "
     "src/sites.rs), the C and Rust programs interleaved per process too: "
     "dependent calls (x = f(x), latency-bound: an out-of-order core runs "
     "the sites in the shadow of the chain, so expect ~) and independent "
@@ -60,9 +60,9 @@ NOTE = (
     "C-against-Rust comparisons (no site vs no site, flag vs flag, key vs "
     "key) are given, but the sites' cost is what each adds over its own "
     "language's no-site loop (the verdict's figures). Perf rows (where counters "
-    "open: bench/perfctr.h): the C side's only, peer_sites' own thread, "
-    "user space, per call, each batch counted as the clock times it and "
-    "pooled over the process rounds as its clock samples are; the Rust "
+    "open: bench/common/perfctr.h): the C side's only, peers_sites' own "
+    "thread, user space, per call, each batch counted as the clock times it "
+    "and pooled over the process rounds as its clock samples are; the Rust "
     "program reads no counters, so it has no perf rows and no count is "
     "set against it. Static rows: nm -S of the built programs; gcc moves the "
     "enabled paths of C functions to a .cold part, counted apart, LLVM "
@@ -160,7 +160,7 @@ def _lines(path):
 
 
 def _flips(objs, who):
-    """bench_flip's and the crate program's {"impl", "threads", "sites",
+    """peers_flip's and the crate program's {"impl", "threads", "sites",
     "samples_ns"} as raw_lines() records, in us."""
     return [{"loop": f"flip, {o['sites']:,} site{'s' if o['sites'] > 1 else ''}",
              "variant": who,
@@ -170,11 +170,11 @@ def _flips(objs, who):
 
 def run(bindir, quick, tmp):
     """Flip cost: one enable + one disable of a key with 1, 100, 1,000 and
-    10,000 sites, switchyard (bench_flip, no other thread) against the
+    10,000 sites, switchyard (peers_flip, no other thread) against the
     crate (single-threaded, the only way it is safe), in process rounds
     switchyard, Rust, switchyard, Rust ... with the samples pooled.
     Disabled-site cost: ns per call of a function with 8 disabled sites,
-    as none / flag / static key, in C (bench/peer_sites.c, switchyard's
+    as none / flag / static key, in C (bench/peers_sites.c, switchyard's
     keys) and in Rust (the crate's keys), the programs interleaved per
     process the same way. Code bytes of those functions from nm -S."""
     rounds = 2 if quick else 4
@@ -184,14 +184,14 @@ def run(bindir, quick, tmp):
     flip_runs, site_runs, cost = [], [], {"writes": "?", "syncs": "?"}
     for i in range(rounds):
         js = os.path.join(tmp, f"peers-flip-{i}.json")
-        out = _run([os.path.join(bindir, "bench_flip"), js, str(sy_n), "0"])
+        out = _run([os.path.join(bindir, "peers_flip"), js, str(sy_n), "0"])
         m = re.search(r"([\d.]+) sync calls and ([\d.]+) write calls", out)
         if m:
             cost = {"syncs": m.group(1), "writes": m.group(2)}
         with open(js) as f:
             flip_runs.append(_flips(json.load(f), SY_FLIP))
         raw = os.path.join(tmp, f"peers-sites-c-{i}.jsonl")
-        _run([os.path.join(bindir, "peer_sites"), *site_args], raw)
+        _run([os.path.join(bindir, "peers_sites"), *site_args], raw)
         site_runs.append(_lines(raw))
         if rdir is None:
             continue
@@ -237,7 +237,7 @@ def run(bindir, quick, tmp):
                         f"{loop}: {C_FLAG}{tag}", f["samples"])
             c["lane"] = "perf"
             comps.append(c)
-    rows += nm_rows(os.path.join(bindir, "peer_sites"), {
+    rows += nm_rows(os.path.join(bindir, "peers_sites"), {
         "peer_sites_none": "bytes of the function, C: no site",
         "peer_sites_flags": "hot bytes of the function, C: 8 flag checks",
         "peer_sites_flags.cold": "cold bytes (.cold), C: 8 flag checks",

@@ -12,7 +12,7 @@ def median(x):
 
 def median_ci(x):
     """95% CI of the median from order statistics (binomial(n, 1/2),
-    normal approximation), as bench/stats.h computes it."""
+    normal approximation), as bench/common/stats.h computes it."""
     x = sorted(x)
     n = len(x)
     lo = max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))

@@ -14,7 +14,7 @@
  * round), so that a disturbance (another process on the core, a change of
  * clock) falls on all of them alike. Per strategy and point: the median
  * time per copy with its 95% interval, and between two strategies the
- * Mann-Whitney U test (5%), as bench/stats.h does for the benchmarks
+ * Mann-Whitney U test (5%), as bench/common/stats.h does for the benchmarks
  * (repeated here in a few lines: the library cannot include bench/).
  *
  * The thresholds chosen are the pair (short_max, rep_min) with the least

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_bench_perf_grid.py MEMCPY_BENCH BENCH_SC_CALL BENCHDIR - the perf
+"""test_bench_perf_grid.py E4_MEMCPY E2_CALLS BENCHDIR - the perf
 lane of the two programs that measure more than one loop per slot set:
-memcpy_bench (the same contenders' slots reused at every point of its
-grid, bench_perf_reset() between points) and bench_sc_call (its x = f(x)
+e4_memcpy (the same contenders' slots reused at every point of its
+grid, bench_perf_reset() between points) and e2_calls (its x = f(x)
 chain, beside its own JSON). With SY_BENCH_PERF=sw each must write, for
 every clock sample set the suite reads, one line per software event with
 as many samples, and none for what the suite does not read
-(memcpy_bench's short moves, bench_sc_call's calibration and other
+(e4_memcpy's short moves, e2_calls' calibration and other
 loops); E4's and E2's code must make perf rows and comparisons of them,
 within an event. By default, on a machine without a PMU, no perf lines.
 Exit 77 (SKIP) when perf_event_open is refused outright."""
@@ -43,7 +43,7 @@ def env_perf(perf):
 
 
 def grid(tmp, perf, name):
-    """memcpy_bench's records over its whole grid (704 points), 5 rounds
+    """e4_memcpy's records over its whole grid (704 points), 5 rounds
     (about a second)."""
     env_perf(perf)
     out = os.path.join(tmp, name)
@@ -53,14 +53,14 @@ def grid(tmp, perf, name):
 
 
 def chain(tmp, perf, name):
-    """bench_sc_call's JSON records of the chain and its perf lines."""
+    """e2_calls' JSON records of the chain and its perf lines."""
     env_perf(perf)
     js = os.path.join(tmp, name + ".json")
     raw = os.path.join(tmp, name + ".jsonl")
     res = subprocess.run([sc_call, "--rounds", str(ROUNDS), "--n", "20000",
                           "--json", js], capture_output=True, text=True,
                          env=dict(os.environ, SY_BENCH_RAW=raw))
-    check(res.returncode == 0, f"{name}: bench_sc_call exit "
+    check(res.returncode == 0, f"{name}: e2_calls exit "
                                f"{res.returncode}: {res.stderr[-200:]}")
     with open(js) as f:
         recs = [r for r in json.load(f) if r["loop"] == "x = f(x)"]
@@ -82,7 +82,7 @@ hw_here = {n for n in HW if probe.get(n) == "opened"}
 want_sw = {n for n in SW if probe.get(n) == "opened"}
 
 with tempfile.TemporaryDirectory() as tmp:
-    # 1. memcpy_bench, software events: per point, a line per event for
+    # 1. e4_memcpy, software events: per point, a line per event for
     # every contender but the short moves, of the point's own batches
     recs = grid(tmp, "sw", "grid-sw")
     check(len({r["loop"] for r in recs}) == 704,
@@ -154,7 +154,7 @@ with tempfile.TemporaryDirectory() as tmp:
           all(k in said for k in ("aligned fixed:", "misaligned random:",
                                   "task-clock")), f"E4: verdict {said!r}")
 
-    # 2. bench_sc_call, software events: the chain's variants, named by
+    # 2. e2_calls, software events: the chain's variants, named by
     # the JSON's "name", the calibration left out; nothing else
     recs, lines, raw = chain(tmp, "sw", "chain-sw")
     names = [r["name"] for r in recs if r["variant"] != "c_calib"]
@@ -188,10 +188,10 @@ with tempfile.TemporaryDirectory() as tmp:
     recs = grid(tmp, None, "grid-default")
     crecs, lines, raw = chain(tmp, None, "chain-default")
     if not hw_here:
-        check(not recs.perf, f"default: memcpy_bench perf lines "
+        check(not recs.perf, f"default: e4_memcpy perf lines "
                              f"{recs.perf[:1]}")
         check(not lines and chain_perf(crecs, raw) == ([], []),
-              f"default: bench_sc_call perf lines {lines[:1]}")
+              f"default: e2_calls perf lines {lines[:1]}")
     else:
         check(all(p["type"] == "hardware" for p in recs.perf + lines),
               "default: a software event")

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_bench_perf_more.py BENCHDIR PEER_SITES [SEED004_UNLOCK] - the perf
+"""test_bench_perf_more.py BENCHDIR PEERS_SITES [E5_UNLOCK] - the perf
 lane of PEERS' C side and of E5, as test_bench_perf.py checks e1_dense's:
-with SY_BENCH_PERF=sw each clock line of peer_sites has one line per
+with SY_BENCH_PERF=sw each clock line of peers_sites has one line per
 software event beside it, as many samples, and pooling two process runs
 (suite.lanes.pool, as peers.py does) keeps them, per (loop, variant,
-event), into perf rows; seed004_unlock in its quick mode (PAIRS per run:
+event), into perf rows; e5_unlock in its quick mode (PAIRS per run:
 the worker threads open their own counters, summed per thread count)
 writes perf lines under the thread counts "1" to "4", none under "1, CPU
 time" (the same batches as "1"). The default run on a machine without a
@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 benchdir, peer = sys.argv[1], sys.argv[2]
-seed004 = sys.argv[3] if len(sys.argv) > 3 else None
+e5_unlock = sys.argv[3] if len(sys.argv) > 3 else None
 sys.path.insert(0, benchdir)
 from suite.lanes import pool, raw_lines, seed_rows  # noqa: E402
 from suite.machine import PERF_EVENTS, perf_probe  # noqa: E402
@@ -104,13 +104,13 @@ want = {n for n in SW if probe.get(n) == "opened"}
 hw_here = {n for n in HW if probe.get(n) == "opened"}
 
 with tempfile.TemporaryDirectory() as tmp:
-    # 1. peer_sites: 6 clock lines (2 loops x 3 variants), each paired
+    # 1. peers_sites: 6 clock lines (2 loops x 3 variants), each paired
     PR = 3
     runs = [run(peer, tmp, "sw", f"peer{i}", [str(PR), "20000"])
             for i in range(2)]
     for i, recs in enumerate(runs):
-        check(len(recs) == 6, f"peer_sites run {i}: {len(recs)} clock lines")
-        paired(recs, f"peer_sites run {i}", want, PR, "/call")
+        check(len(recs) == 6, f"peers_sites run {i}: {len(recs)} clock lines")
+        paired(recs, f"peers_sites run {i}", want, PR, "/call")
     # pooled as peers.py pools them: raw_lines' .perf, and a raw file
     # read whole (clock and perf records in one list, as peers.py reads)
     mixed = list(runs[1]) + list(runs[1].perf)
@@ -129,24 +129,24 @@ with tempfile.TemporaryDirectory() as tmp:
               for c in comps), "pool: no task-clock comparison")
     # the default here: perf lines only where hardware counters open
     dflt = run(peer, tmp, None, "peer-default", [str(PR), "20000"])
-    check(len(dflt) == 6, "peer_sites default: clock lines")
+    check(len(dflt) == 6, "peers_sites default: clock lines")
     check(bool(hw_here) or not dflt.perf,
-          f"peer_sites default: perf lines without a PMU {dflt.perf[:1]}")
+          f"peers_sites default: perf lines without a PMU {dflt.perf[:1]}")
     check(all(p["type"] == "hardware" for p in dflt.perf),
-          "peer_sites default: a software event")
+          "peers_sites default: a software event")
 
-    # 2. seed004_unlock, quick: 21 rounds, 3 variants, rows "1, CPU time"
+    # 2. e5_unlock, quick: 21 rounds, 3 variants, rows "1, CPU time"
     # and "1" to "4"; perf lines beside "1" to "4" only
-    if seed004:
-        recs = run(seed004, tmp, "sw", "seed004", ["2000"])
+    if e5_unlock:
+        recs = run(e5_unlock, tmp, "sw", "e5_unlock", ["2000"])
         loops = sorted({c["loop"] for c in recs})
         check(loops == ["1", "1, CPU time", "2", "3", "4"],
-              f"seed004: loops {loops}")
+              f"e5_unlock: loops {loops}")
         counted = type(recs)(c for c in recs if c["loop"] != "1, CPU time")
         counted.perf = recs.perf
-        paired(counted, "seed004", want, 21, "/pair")
+        paired(counted, "e5_unlock", want, 21, "/pair")
         check(not any(p["loop"] == "1, CPU time" for p in recs.perf),
-              "seed004: perf lines under \"1, CPU time\"")
+              "e5_unlock: perf lines under \"1, CPU time\"")
         # the counters count the worker that ran the pairs, not the main
         # thread waiting for it
         cpu = {c["variant"]: c["samples"]
@@ -154,15 +154,15 @@ with tempfile.TemporaryDirectory() as tmp:
         for p in recs.perf:
             if p["loop"] == "1" and p["event"] == "task-clock":
                 why = worker_counted(p["samples"], cpu[p["variant"]], 2000)
-                check(why is None, f"seed004: 1 thread, {p['variant']}: "
+                check(why is None, f"e5_unlock: 1 thread, {p['variant']}: "
                       f"{why}")
-        dflt = run(seed004, tmp, None, "seed004-default", ["2000"])
+        dflt = run(e5_unlock, tmp, None, "e5_unlock-default", ["2000"])
         check(bool(hw_here) or not dflt.perf,
-              "seed004 default: perf lines without a PMU")
+              "e5_unlock default: perf lines without a PMU")
 
 for b in bad:
     print("FAIL:", b)
 print("test_bench_perf_more:", f"events {sorted(want)};",
-      "seed004 too;" if seed004 else "seed004 not run;",
+      "e5_unlock too;" if e5_unlock else "e5_unlock not run;",
       "all checks passed" if not bad else f"{len(bad)} failed")
 sys.exit(1 if bad else 0)

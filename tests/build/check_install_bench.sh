@@ -26,8 +26,8 @@ prefix="$p/moved prefix"
 bench=$(find "$prefix" -name sybench.py -path '*/switchyard/bench/*')
 [ -n "$bench" ] || fail "sybench.py not installed"
 bench=$(dirname "$bench")
-for f in e1_pipe e1_dense bench_sc_call seed002_pvlock seed000_popf \
-	memcpy_bench e4_cold seed004_unlock bench_flip peer_sites; do
+for f in e1_pipe e1_dense e2_calls e2_pvlock e3_popf \
+	e4_memcpy e4_cold e5_unlock peers_flip peers_sites; do
 	[ -x "$bench/$f" ] || fail "${bench#"$p/"}/$f not installed"
 done
 [ -f "$bench/suite/stats.py" ] || fail "the harness's suite/ not installed"

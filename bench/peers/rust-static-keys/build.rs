@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //! Generates `$OUT_DIR/sites.rs`: the four keys of the benchmark and their
 //! `static_branch_unlikely!` sites, laid out like switchyard's
-//! bench/flip_sites.h: #[inline(never)] functions of (at most) 100 sites
-//! each, so that every site is separate, reachable code. Each function
+//! bench/common/flip_sites.h: #[inline(never)] functions of (at most) 100
+//! sites each, so that every site is separate, reachable code. Each function
 //! returns how many of its sites took the enabled branch.
 //!
 //! The functions of one key would otherwise be identical, and LLVM's

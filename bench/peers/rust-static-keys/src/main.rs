@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! Peer benchmark for switchyard's bench/bench_flip.c: latency of ONE
+//! Peer benchmark for switchyard's bench/peers_flip.c: latency of ONE
 //! enable + ONE disable of a static key with 1, 100, 1,000 and 10,000 sites,
 //! using the Rust crate `static-keys` 0.8.2, single-threaded only (the
 //! crate documents `enable`/`disable` as unsound with other threads running).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //! The Rust side of the suite's PEERS disabled-site cost, the twin of
-//! switchyard's bench/peer_sites.c: a loop calling a non-inlined function
+//! switchyard's bench/peers_sites.c: a loop calling a non-inlined function
 //! with 8 disabled sites between small steps of dependent work (the same
 //! steps as the C file), per call, as
 //!
@@ -19,8 +19,8 @@
 //!
 //! Rounds interleave the variants, the first rotated each round; a sample
 //! is ns per call. With SY_BENCH_RAW=FILE every variant appends one JSON
-//! line {"loop", "variant", "unit", "samples"} to FILE, as bench/stats.h
-//! bench_raw() does. Self-checks (exit status 1): no site fired while
+//! line {"loop", "variant", "unit", "samples"} to FILE, as
+//! bench/common/stats.h bench_raw() does. Self-checks (exit status 1): no site fired while
 //! disabled; the three functions compute the same value; after enabling,
 //! every site of the flags and the keys fires once per call, and none after
 //! disabling again.
@@ -54,7 +54,7 @@ fn hit() {
     FIRED.fetch_add(1, Relaxed);
 }
 
-/// A step of dependent work between two sites: the same in peer_sites.c.
+/// A step of dependent work between two sites: the same in peers_sites.c.
 macro_rules! work {
     ($x:ident, $i:expr) => {
         $x = $x.wrapping_mul(33).wrapping_add($i);

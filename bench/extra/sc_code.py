@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""sc_code.py - the code side of bench_sc_call: instructions and bytes.
+"""sc_code.py - the code side of e2_calls: instructions and bytes.
 
     sc_code.py BENCH_SC_CALL [CALLGRIND_DIR]
 
@@ -17,7 +17,7 @@ jumps back after the payload). For PLT, ifunc and target_clones calls, the
 PLT entry the call goes through (shared by every call site of that
 function); for the retpoline, the thunk (shared by the translation unit).
 
-With CALLGRIND_DIR (the dumps of `bench_sc_call --callgrind N1 N2` under
+With CALLGRIND_DIR (the dumps of `e2_calls --callgrind N1 N2` under
 valgrind --tool=callgrind): instructions per call of each variant, the
 difference of the counts after N2 and after N1 calls over N2 - N1, and the
 patched static calls' counts as valgrind cannot show them (no rseq under

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_memcpy.c - switchyard_memcpy() against each of its own strategies
+ * e4_memcpy.c - switchyard_memcpy() against each of its own strategies
  * and against glibc's memcpy, side by side in one run ([7/10], seed 003;
  * doc/BENCHMARKS-HISTORY.md "[7/10] The copy routine").
  *
@@ -21,14 +21,14 @@
  * for this CPU), in batches of K calls (K: about 10 us of the slowest),
  * interleaved, the first contender rotated each round; the same source
  * and destination each call (both in L1). Per point: medians with 95%
- * intervals (bench/stats.h) and two verdicts:
+ * intervals (bench/common/stats.h) and two verdicts:
  *   5%   switchyard_memcpy within 5% of the best of its own strategies:
  *        "no" only when its times are significantly above (Mann-Whitney,
  *        5%) the best one's times scaled by 1.05
  *   libc switchyard_memcpy not slower than glibc's: "no" only when its
  *        times are significantly above glibc's
  *
- * "memcpy_bench callgrind" is the suite's deterministic lane (sybench.py
+ * "e4_memcpy callgrind" is the suite's deterministic lane (sybench.py
  * runs it under valgrind --tool=callgrind with the cache and branch
  * simulations): CG_COPIES copies at each of a few sizes, fixed and random,
  * aligned, by switchyard_memcpy and glibc's memcpy, each point in a
@@ -36,11 +36,11 @@
  * callgrind_annotate attributes the copies to it.
  *
  * With SY_BENCH_RAW=FILE (sybench.py) each point's samples go to FILE,
- * and the perf lane's counts of the same batches (bench/perfctr.h) beside
- * them for every contender but the short moves.
+ * and the perf lane's counts of the same batches (bench/common/perfctr.h)
+ * beside them for every contender but the short moves.
  *
- *   bench_memcpy [--rounds N] [--quick] [--calibrate [--save]]
- *   bench_memcpy callgrind
+ *   e4_memcpy [--rounds N] [--quick] [--calibrate [--save]]
+ *   e4_memcpy callgrind
  */
 #include <errno.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * seeds.h - what the three reproductions of the seed documents share
- * (seed000_popf.c, seed002_pvlock.c, seed004_unlock.c):
+ * (e3_popf.c, e2_pvlock.c, e5_unlock.c):
  *
  *  - the machine line every report starts with;
  *  - the bytes of a static call's sites as this process runs them (the
@@ -335,7 +335,7 @@ static inline void seed_team_stop(struct seed_team *t)
 	pthread_barrier_destroy(&t->end);
 }
 
-/* ---- seed 002's lock (seed_locks.c) -------------------------------------- */
+/* ---- seed 002's lock (e2_pvlock_locks.c) ------------------------------ */
 
 /* A test-and-set spinlock: xchg to take it, a byte store to release it
  * (`movb $0,(%rdi)`: the inline native of tas_unlock_nat). Waiters spin on

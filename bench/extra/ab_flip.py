@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""ab_flip.py BENCH_FLIP LIBDIR_A LIBDIR_B [RUNS] - one bench_flip binary
+"""ab_flip.py PEERS_FLIP LIBDIR_A LIBDIR_B [RUNS] - one peers_flip binary
 run against two builds of the library (LD_LIBRARY_PATH picks one), A and B
 alternating, RUNS times each (default 6). Each run gives a median per row
 (threads x sites); the table compares the RUNS medians of A with those of

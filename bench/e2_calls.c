@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_sc_call.c - what one call costs, side by side in one process: a
+ * e2_calls.c - what one call costs, side by side in one process: a
  * direct call; a static call whose site is patched (a direct `call rel32`
  * behind the site's arm and guard); a static call whose target is out of
  * rel32 reach (a function of a shared library: parked on its detour until
@@ -27,17 +27,17 @@
  * a function chosen once by CPU feature.
  *
  * Run it again with SWITCHYARD_STATIC_CALL=detour in the environment
- * (bench/run_static_calls.sh does) and every site is parked: that process
- * measures the parked path. Which state each site is in is read from
+ * (bench/extra/run_static_calls.sh does) and every site is parked: that
+ * process measures the parked path. Which state each site is in is read from
  * memory and printed.
  *
- *   bench_sc_call [--rounds R] [--n N] [--json FILE]
+ *   e2_calls [--rounds R] [--n N] [--json FILE]
  *       (with SY_BENCH_RAW=FILE2 also the perf lane of the x = f(x) chain,
- *       bench/perfctr.h: per variant, named as in the JSON, into FILE2)
- *   bench_sc_call --callgrind N1 N2   (under valgrind --tool=callgrind:
+ *       bench/common/perfctr.h: per variant, named as in the JSON, into FILE2)
+ *   e2_calls --callgrind N1 N2   (under valgrind --tool=callgrind:
  *       dumps each chain loop's counts after N1 and after N2 calls; the
  *       difference / (N2 - N1) is the instructions per call)
- *   bench_sc_call callgrind [N]   (the suite's deterministic lane: each
+ *   e2_calls callgrind [N]   (the suite's deterministic lane: each
  *       chain loop once, N calls (default 10000), no dumps: sybench.py
  *       divides each loop's inclusive counts by N)
  */
@@ -59,7 +59,7 @@
 #endif
 
 DEFINE_STATIC_CALL(sc_near, sc_tgt_a);	/* target in the executable */
-DEFINE_STATIC_CALL(sc_far, sc_lib_tgt);	/* target in libbench_sc_lib.so */
+DEFINE_STATIC_CALL(sc_far, sc_lib_tgt);	/* in libe2_calls_lib.so */
 
 /* The kinds of static call main added in 2e9ffff: an inline native (the
  * site holds the target's code, registered here, instead of a call) and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sc_call_targets.c - call targets of bench_sc_call.c and bench_sc_update.c
+ * sc_call_targets.c - call targets of e2_calls.c and bench_sc_update.c
  * that live in the executable, in their own translation unit so that no
  * call is inlined or specialised.
  */
@@ -20,7 +20,7 @@ long sc_tgt_b(long x)
 
 long (*sc_fp)(long) = sc_tgt_a;
 
-/* The targets of bench_sc_call's "kinds" set (main 2e9ffff): one whose
+/* The targets of e2_calls' "kinds" set (main 2e9ffff): one whose
  * inline native the benchmark registers (a separate function, so that no
  * other site gets the native), one wrapped by a callee-save thunk, and a
  * hand-written callee-save function (it changes only rax). */

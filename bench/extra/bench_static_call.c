@@ -3,7 +3,7 @@
  * bench_static_call.c - the benchmark of doc/BENCHMARKS-HISTORY.md's historical
  * "[6/10] Static calls before patched sites": a static call (then a load of
  * the key's target and an indirect call; since patched sites, the site of
- * arch/x86_64_static_call.h: see bench_sc_call.c) against what a user would
+ * arch/x86_64_static_call.h: see e2_calls.c) against what a user would
  * write instead:
  * a direct call (the goal of patched call sites), a function pointer in a
  * global (an ops table's slot), a switch on a mode variable, and a static

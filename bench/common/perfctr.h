@@ -373,7 +373,7 @@ static inline void bench_perf_stop(struct bench_perf *pc, int slot, int round,
 
 /*
  * Before a program reuses the slots for another point of its grid
- * (bench_memcpy.c: the same contenders at each size): forget the last
+ * (e4_memcpy.c: the same contenders at each size): forget the last
  * point's spoiled batches and multiplexed counts. The values need no
  * clearing: each (slot, round) measured is overwritten, and the program
  * writes out only the slots it measured at this point.

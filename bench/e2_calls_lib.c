@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sc_lib.c - libbench_sc_lib.so, the shared library of bench_sc_call.c: a target
- * the executable calls through its PLT (and that a static call in the
+ * e2_calls_lib.c - libe2_calls_lib.so, the shared library of e2_calls.c: a
+ * target the executable calls through its PLT (and that a static call in the
  * executable cannot reach with a rel32), and a GNU ifunc, resolved by
  * glibc's dynamic linker as libc's own memcpy or strlen are.
  */

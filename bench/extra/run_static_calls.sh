@@ -1,5 +1,5 @@
 #!/bin/sh
-# run_static_calls.sh SRC BENCH_SC_CALL BENCH_SC_UPDATE OUTDIR - the figures
+# run_static_calls.sh SRC E2_CALLS BENCH_SC_UPDATE OUTDIR - the figures
 # of doc/BENCHMARKS-HISTORY.md "[6/10] Static calls: patched sites":
 #  1. code per call site and instructions per call (objdump; callgrind, if
 #     valgrind is installed; checks that the retpoline loop uses a thunk);
@@ -35,7 +35,7 @@ fi
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-echo "== 1. code and instructions (bench/sc_code.py)"
+echo "== 1. code and instructions (bench/extra/sc_code.py)"
 if command -v valgrind >/dev/null 2>&1; then
 	rm -rf "$out/callgrind"; mkdir -p "$out/callgrind"
 	valgrind --tool=callgrind --callgrind-out-file="$out/callgrind/cg.out" \
@@ -47,8 +47,8 @@ else
 	"$here/sc_code.py" "$call"
 fi
 echo
-echo "== bytes per site, by section (bench/sc_site_bytes.c: 100 static calls"
-echo "   minus 100 direct calls, -O2 -fPIC -shared, / 100)"
+echo "== bytes per site, by section (bench/extra/sc_site_bytes.c: 100 static"
+echo "   calls minus 100 direct calls, -O2 -fPIC -shared, / 100)"
 cc=${CC:-cc}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 $cc -O2 -fPIC -shared -I"$src/include" "$here/sc_site_bytes.c" -o "$tmp/d.so"
@@ -60,7 +60,7 @@ awk 'NR == FNR { d[$1] = $2; next }
 	"$tmp/d.txt" "$tmp/s.txt"
 echo
 
-echo "== 2a. time per call (bench_sc_call)"
+echo "== 2a. time per call (e2_calls)"
 "$call" --json "$out/sc_call.json"
 echo
 echo "== 2b. time per call, second process: SWITCHYARD_STATIC_CALL=detour"

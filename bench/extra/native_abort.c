@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * native_abort.c - not a benchmark: a reproduction of what an rseq abort
- * does to an inline native (found while writing seed000_popf.c and
- * seed002_pvlock.c). A native and its padding NOPs lie inside the site's
+ * does to an inline native (found while writing e3_popf.c and
+ * e2_pvlock.c). A native and its padding NOPs lie inside the site's
  * rseq critical section [arm, end of payload); a signal or a preemption
  * there restarts the pass at the detour, which calls the function again:
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed004_unlock.c - seed 004 (LKML 2015, "locking/pvqspinlock, x86:
+ * e5_unlock.c - seed 004 (LKML 2015, "locking/pvqspinlock, x86:
  * Optimize PV unlock code path") in user space. There the PV unlock went
  * through PV_CALLEE_SAVE_REGS_THUNK(), which saves and restores 8
  * registers around the C function; Waiman Long hand-wrote the callee-save
@@ -40,12 +40,12 @@
  * variant rotated each round), % change as the median of per-round ratios
  * with its 95% CI, "~" where Mann-Whitney finds no difference.
  * Instructions per uncontended pair: single-stepped on the patched path
- * (seeds.h); "seed004_unlock callgrind" runs each loop once for valgrind,
+ * (seeds.h); "e5_unlock callgrind" runs each loop once for valgrind,
  * where the sites are parked on their detour (and a callee-save detour
  * saves what a C function may change).
  *
- * The perf lane (bench/perfctr.h, with SY_BENCH_RAW): counters count the
- * calling thread only, so each worker opens its own group in its thread
+ * The perf lane (bench/common/perfctr.h, with SY_BENCH_RAW): counters count
+ * the calling thread only, so each worker opens its own group in its thread
  * and counts its own run (seed_team's around hook, outside the thread's
  * CPU-time readings, inside the wall clock's: a few us of ioctl()s in a
  * run of milliseconds). A (threads, variant, round)'s counts are the sum
@@ -54,7 +54,7 @@
  * the thread counts' labels ("1" .. "4"); the one-thread run is the same
  * batch for "1" and "1, CPU time", written once.
  *
- *   seed004_unlock [callgrind | PAIRS]    PAIRS per thread per run (a
+ *   e5_unlock [callgrind | PAIRS]    PAIRS per thread per run (a
  *                                         quick check; default 5M)
  *
  * Checks (exit 1): the counter under the lock equals threads x N, the lock
@@ -70,7 +70,7 @@
 #include "seeds.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
-#error "seed004_unlock measures x86-64 patched static call sites"
+#error "e5_unlock measures x86-64 patched static call sites"
 #endif
 
 #ifndef SEED004_N
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "callgrind")) {
 		n = atol(argv[1]);
 		if (n < 10) {
-			fprintf(stderr, "usage: seed004_unlock [callgrind | "
+			fprintf(stderr, "usage: e5_unlock [callgrind | "
 				"PAIRS>=10]\n");
 			return 2;
 		}

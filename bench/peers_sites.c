@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * peer_sites.c - the C side of the suite's PEERS disabled-site cost: a
+ * peers_sites.c - the C side of the suite's PEERS disabled-site cost: a
  * loop calling a non-inlined function with 8 disabled sites between small
  * steps of dependent work, per call, as
  *
@@ -29,13 +29,13 @@
  *
  * Rounds interleave the variants, the first rotated each round; a sample
  * is ns per call. SY_BENCH_RAW=FILE dumps the samples for sybench.py,
- * and with them the perf lane's (bench/perfctr.h): this thread's
+ * and with them the perf lane's (bench/common/perfctr.h): this thread's
  * counters around each timed batch, per call.
  * Self-checks: no site fired while disabled; all three functions compute
  * the same value; after enabling, every site of the flags and the keys
  * fires once per call, and none after disabling again.
  *
- *   peer_sites [ROUNDS [CALLS]]      defaults 31 and 1000000
+ *   peers_sites [ROUNDS [CALLS]]      defaults 31 and 1000000
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -142,7 +142,7 @@ static int check(const char *what, unsigned long want)
 {
 	if (fired == want)
 		return 0;
-	fprintf(stderr, "peer_sites: %s: %lu sites fired, want %lu\n", what,
+	fprintf(stderr, "peers_sites: %s: %lu sites fired, want %lu\n", what,
 		fired, want);
 	return 1;
 }
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	calls = argc > 2 ? atol(argv[2]) : 1000000;
 	s = malloc(sizeof(*s) * 2 * NV * (size_t)(rounds > 0 ? rounds : 1));
 	if (rounds < 3 || calls < 1 || !s) {
-		fprintf(stderr, "usage: peer_sites [ROUNDS>=3 [CALLS>=1]]\n");
+		fprintf(stderr, "usage: peers_sites [ROUNDS>=3 [CALLS>=1]]\n");
 		return 2;
 	}
 	/* warm-up: one untimed round of every loop, then all six in turn */
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	bad |= check("disabled, after the rounds", 0);
 	if (peer_sites_none(12345) != peer_sites_flags(12345) ||
 	    peer_sites_none(12345) != peer_sites_keys(12345)) {
-		fprintf(stderr, "peer_sites: the variants compute different "
+		fprintf(stderr, "peers_sites: the variants compute different "
 			"values\n");
 		bad = 1;
 	}
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NS; i++) {
 		pf[i].on = 1;
 		if (static_branch_enable(&pk[i])) {
-			fprintf(stderr, "peer_sites: enable failed\n");
+			fprintf(stderr, "peers_sites: enable failed\n");
 			return 1;
 		}
 	}
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NS; i++) {
 		pf[i].on = 0;
 		if (static_branch_disable(&pk[i])) {
-			fprintf(stderr, "peer_sites: disable failed\n");
+			fprintf(stderr, "peers_sites: disable failed\n");
 			return 1;
 		}
 	}

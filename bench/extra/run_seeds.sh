@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# run_seeds.sh SEED000 SEED002 SEED004 - the seeds' experiments in user
-# space (doc/BENCHMARKS-HISTORY.md): runs each program (times, instructions
+# run_seeds.sh E3_POPF E2_PVLOCK E5_UNLOCK - the seeds' experiments in
+# user space (seeds 000, 002 and 004; doc/BENCHMARKS-HISTORY.md), with the
+# suite's programs of E3, E2 and E5: runs each program (times, instructions
 # single-stepped on the patched path, self-checks: a failed check stops
 # here), then, when valgrind is installed, each program's loops once under
 # callgrind (there rseq is off: the static call sites are parked on their

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_flip.c - latency of one enable + one disable of a key with 1, 100,
+ * peers_flip.c - latency of one enable + one disable of a key with 1, 100,
  * 1,000 and 10,000 sites, with 0 and with 2 other threads running every
  * site in a loop meanwhile. Site counts are interleaved round-robin;
  * medians with 95% CIs; the synchronising calls and write calls per batch
@@ -10,7 +10,7 @@
  * figures only, the suite's PEERS comparison with a crate that is not safe
  * with other threads running).
  *
- *   bench_flip [JSON [SAMPLES [MAX_THREADS]]]
+ *   peers_flip [JSON [SAMPLES [MAX_THREADS]]]
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	int max_threads = argc > 3 ? atoi(argv[3]) : 2;
 
 	if (samples < 1 || max_threads < 0) {
-		fprintf(stderr, "usage: bench_flip [JSON [SAMPLES>=1 "
+		fprintf(stderr, "usage: peers_flip [JSON [SAMPLES>=1 "
 			"[MAX_THREADS>=0]]]\n");
 		return 2;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sc_call.h - what bench_sc_call.c and bench_sc_update.c share: the call
+ * sc_call.h - what e2_calls.c and bench_sc_update.c share: the call
  * targets (each in a translation unit or object of its own, so that no call
  * is inlined or specialised), a reader of static call sites as they are in
  * memory (patched or parked), and the Hodges-Lehmann shift between two
@@ -31,13 +31,13 @@ long sc_tgt_b(long x);			/* executable, sc_call_targets.c */
 long sc_clones_tgt(long x);
 #endif
 extern long (*sc_fp)(long);		/* = sc_tgt_a */
-long sc_lib_tgt(long x);		/* libbench_sc_lib.so, called through its PLT */
-long sc_lib_ifunc(long x);		/* libbench_sc_lib.so, a GNU ifunc */
-long sc_tgt_n(long x);			/* its inline native: bench_sc_call.c */
+long sc_lib_tgt(long x);		/* libe2_calls_lib.so, through its PLT */
+long sc_lib_ifunc(long x);		/* libe2_calls_lib.so, a GNU ifunc */
+long sc_tgt_n(long x);			/* its inline native: e2_calls.c */
 long sc_tgt_c(long x);			/* behind a callee-save thunk */
 long sc_cs_tgt(long x);			/* a hand-written callee-save function */
 
-/* The indirect-call loops, sc_indirect.c, built twice: plain and with
+/* The indirect-call loops, e2_calls_indirect.c, built twice: plain and with
  * retpolines (the loop is the call site, so it lives in that file). */
 long c_pointer(long x, long n);
 long t_pointer(long x, long n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed000_popf.c - seed 000 (LKML 2016, "POPF_IF") in user space: the
+ * e3_popf.c - seed 000 (LKML 2016, "POPF_IF") in user space: the
  * kernel's irqrestore was a paravirt call site patched to `push %rdi;
  * popfq`; Denys Vlasenko patched in `testw $0x200,%di; jz 1f; sti; 1:`
  * instead and measured it A/B with perf stat: popf is a slow, microcoded
@@ -46,7 +46,7 @@
  * Times: ns per save/clear/restore/read iteration (the thread's CPU time:
  * the machine is shared), medians with 95% CIs, variants interleaved with
  * the starting one rotated each round, Mann-Whitney against "call". Instructions per iteration: single-stepped
- * on the patched path (seeds.h); "seed000_popf callgrind" runs each loop
+ * on the patched path (seeds.h); "e3_popf callgrind" runs each loop
  * once for valgrind, where the sites are parked on their detour.
  */
 #define _GNU_SOURCE
@@ -54,7 +54,7 @@
 #include "perfctr.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
-#error "seed000_popf measures x86-64 patched static call sites"
+#error "e3_popf measures x86-64 patched static call sites"
 #endif
 
 #define N 10000000

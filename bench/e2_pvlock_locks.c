@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed_locks.c - the lock functions of seed002_pvlock.c, in a translation
+ * e2_pvlock_locks.c - the lock functions of e2_pvlock.c, in a translation
  * unit of their own as the kernel's are: the callers' compiler knows
  * nothing of them (no inlining, no interprocedural register allocation),
  * whichever way they are called. tas_unlock_nat() is tas_unlock() under

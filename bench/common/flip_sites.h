@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flip_sites.h - keys with 1, 100, 1,000 and 10,000 sites for
- * bench_flip.c: functions of 100 static_branch_unlikely() sites each, so
+ * peers_flip.c: functions of 100 static_branch_unlikely() sites each, so
  * that a thread can run every site of a key in a loop.
  */
 #include <switchyard.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sc_indirect.c - the indirect-call loops of bench_sc_call.c: x = f(x) and
+ * e2_calls_indirect.c - the indirect-call loops of e2_calls.c: x = f(x) and
  * s += f(i) through the function pointer sc_fp, loaded (relaxed) at every
  * call as an ops table's slot would be. Built twice from this one file:
  * plain (c_pointer, t_pointer) and with SC_RETPOLINE and the compiler's

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seed002_pvlock.c - seed 002 (kernel commit, 2009: "Fix performance
+ * e2_pvlock.c - seed 002 (kernel commit, 2009: "Fix performance
  * regression caused by paravirt_ops on native kernels") in user space.
  * There, spinlock calls through paravirt_ops cost ~2% CPI on native
  * hardware (nopv 100%, pv-nospin 99.9%, pv-spin 102.2% wallclock); the
  * ops table's indirect calls are patched into direct calls, and the
  * question is what each extra level costs. Here a lock/unlock loop (a
- * test-and-set spinlock, seed_locks.c, in its own translation unit;
+ * test-and-set spinlock, e2_pvlock_locks.c, in its own translation unit;
  * `counter++` under the lock) reaches lock and unlock four ways:
  *
  *   (a) direct    plain C calls to tas_lock() / tas_unlock()
@@ -23,10 +23,10 @@
  * (variants interleaved, the starting one rotated each round) with its
  * 95% CI, "~" where a Mann-Whitney test of the times finds no difference
  * from (a). Instructions per lock/unlock pair: single-stepped on the
- * patched path (seeds.h); "seed002_pvlock callgrind" runs each loop once
+ * patched path (seeds.h); "e2_pvlock callgrind" runs each loop once
  * for valgrind, where the sites are parked on their detour.
  * SY_BENCH_RAW=FILE dumps the samples for the suite (bench/sybench.py);
- * "seed002_pvlock ROUNDS" runs ROUNDS rounds (5..101, default 41).
+ * "e2_pvlock ROUNDS" runs ROUNDS rounds (5..101, default 41).
  *
  * Checks (exit 1): the counter equals the number of lock/unlock pairs of
  * every run, the lock is free at the end, the sites hold what the variants
@@ -37,7 +37,7 @@
 #include "perfctr.h"
 
 #if !defined(__x86_64__) || !defined(SY__ARCH_HAVE_STATIC_CALL)
-#error "seed002_pvlock measures x86-64 patched static call sites"
+#error "e2_pvlock measures x86-64 patched static call sites"
 #endif
 
 #define N1 10000000	/* pairs per run, one thread */
