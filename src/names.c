@@ -15,7 +15,7 @@
  * builtin, class, pointer, reference and cv-qualified types, template
  * arguments that are types or integer literals, substitutions, template
  * parameters, clone suffixes) and writes it as libstdc++ does
- * (tests/test_demangle.c compares the two); anything else (operators,
+ * (tests/readers/test_demangle.c compares the two); anything else (operators,
  * function types, lambdas, ABI tags...) is left mangled, everywhere alike.
  */
 #include <stdbool.h>

@@ -283,7 +283,8 @@ static struct sy_jump_entry *nth(const struct jump_table *t, size_t i)
 
 /* Position in (key, code) order of the first entry of `key`, or t->n.
  * Not for ORDER_SCAN tables. */
-static size_t lower_bound(const struct jump_table *t, const struct static_key *key)
+static size_t lower_bound(const struct jump_table *t,
+			  const struct static_key *key)
 {
 	size_t lo = 0, hi = t->n;
 
@@ -302,7 +303,8 @@ static size_t lower_bound(const struct jump_table *t, const struct static_key *k
 
 /* What a breakpoint found over site e at registration hides: the jump the
  * compiler emitted, unless the file said TEST (decode_sites()). */
-static bool shadow_jumps(const struct jump_table *t, const struct sy_jump_entry *e)
+static bool shadow_jumps(const struct jump_table *t,
+			 const struct sy_jump_entry *e)
 {
 	size_t i = (size_t)(e - t->start);
 
@@ -462,8 +464,9 @@ static bool multi_iter_next(void *ctx, struct sy_poke_desc *d)
 		if (++m->cur == m->n)
 			break;
 #if defined(SY__KEYS_BATCH_BROKEN) && SY__KEYS_BATCH_BROKEN == 1
-		/* negative control of tests/test_keys_batch.c (a test-only
-		 * build): the walk ends after the first key's sites */
+		/* negative control of tests/static_key/test_keys_batch.c (a
+		 * test-only build): the walk ends after the first key's
+		 * sites */
 		break;
 #endif
 		m->k = (struct key_iter){ m->keys[m->cur], m->en[m->cur],
@@ -482,8 +485,8 @@ int sy_jump_label_update_n(struct static_key *const *keys, const bool *en,
 	if (!n)
 		return 0;
 #if defined(SY__KEYS_BATCH_BROKEN) && SY__KEYS_BATCH_BROKEN == 3
-	/* negative control of tests/test_keys_batch.c (a test-only build):
-	 * always the one-batch-per-key fallback */
+	/* negative control of tests/static_key/test_keys_batch.c (a
+	 * test-only build): always the one-batch-per-key fallback */
 	return -EAGAIN;
 #endif
 	if (reg.stale_objects)
@@ -558,8 +561,8 @@ static void note_shadow(struct jump_table *t, const struct sy_jump_entry *e,
  * key 0 sorts first and matches no key) any that does not hold the jump its
  * record describes.
  */
-static void decode_sites(struct jump_table *t, struct sy_jump_entry *e, size_t n,
-			 const struct sy_obj *o)
+static void decode_sites(struct jump_table *t, struct sy_jump_entry *e,
+			 size_t n, const struct sy_obj *o)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned len;

@@ -348,7 +348,7 @@ static void keys_prepare(struct static_key *key, int op, int *res,
 			impossible(key, v);
 		if (v == 0) {
 #if defined(SY__KEYS_BATCH_BROKEN) && SY__KEYS_BATCH_BROKEN == 2
-			/* negative control of tests/test_keys_batch.c (a
+			/* negative control of tests/static_key/test_keys_batch.c (a
 			 * test-only build): the enable published before the
 			 * batch writes the sites */
 			__atomic_store_n(&key->enabled, 1, __ATOMIC_RELEASE);

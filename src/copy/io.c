@@ -9,8 +9,8 @@
  * W-byte accesses, a tail of narrower ones for the last r < W bytes (at
  * most three: 4, 2, 1). Head and tail take the rule's width step by step;
  * the body needs no test. The result is the fewest naturally aligned
- * accesses covering the range, each byte once (tests/test_io_check.c checks
- * both against a log of every access).
+ * accesses covering the range, each byte once
+ * (tests/copy/test_io_check.c checks both against a log of every access).
  *
  * The device is touched only through sy__io_read8/16/32/64() and
  * sy__io_write8/16/32/64() below: single volatile accesses of the exact
@@ -24,7 +24,7 @@
  * %eax, %rax), one per access; gcc's bodies are loops of one mov of the
  * width per iteration, clang's are unrolled four times into four movs of
  * the width (never merged into a wider one, never vectorised: no xmm/ymm),
- * no "rep movs", no call to memcpy. tests/check_io_asm.sh keeps checking
+ * no "rep movs", no call to memcpy. tests/copy/check_io_asm.sh keeps checking
  * what can be checked mechanically: no undefined symbol (memcpy), no
  * string instruction, no vector register, in this object at -O2 and -O3
  * with gcc and clang.
@@ -34,7 +34,7 @@
  * a target without unaligned access. Nothing here holds state: thread-safe
  * and async-signal-safe.
  *
- * tests/test_io_check.c compiles this file again with SY__IO_ACCESSORS
+ * tests/copy/test_io_check.c compiles this file again with SY__IO_ACCESSORS
  * defined and its own logging accessors, and with SY__IO_BROKEN (1: the
  * tail ends with an overlapping 8-byte access, as memcpy() does; 2: bytes
  * only, the kernel's old memcpy_toio()) to show that its checks catch both.

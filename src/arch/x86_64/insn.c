@@ -8,8 +8,8 @@
  * The decoder knows lengths and where the relative operands are, nothing
  * else (Intel SDM vol. 2, chapter 2 and appendix A; AMD APM vol. 3). It
  * covers the legacy, 0F, 0F38 and 0F3A maps, VEX, EVEX and AMD's XOP.
- * tests/alt/test_insn.sh checks it against objdump over the whole text of
- * the C library.
+ * tests/alternative/test_insn.sh checks it against objdump over the whole
+ * text of the C library.
  *
  *   relative operand                      size  where
  *   jcc rel8 (70-7f), loop/jrcxz (e0-e3)  1     the last byte
