@@ -17,8 +17,10 @@
  * doc/DESIGN.md "Static calls" give the protocol and the rule behind each
  * step). A NULL target leaves no call at the site, a RET0 target an inline
  * `xor %eax,%eax`. A target beyond rel32 reach (a function in a shared
- * library called from the executable, usually), a process where libc did
- * not register rseq (valgrind, GLIBC_TUNABLES=glibc.pthread.rseq=0), and
+ * library called from the executable, usually) is called through a stub
+ * within reach that jumps to it (or, when no page near the site can be
+ * had, through the detour). A process where libc did not register rseq
+ * (valgrind, GLIBC_TUNABLES=glibc.pthread.rseq=0), and
  * SWITCHYARD_STATIC_CALL=detour in the environment leave the site on its
  * detour: an indirect call through the key, as exact. Elsewhere, and with
  * SWITCHYARD_NO_PATCHING, a static call loads its key's target (acquire)
