@@ -2,7 +2,7 @@
 # deps.sh - install the Debian packages switchyard's build, tests and
 # benchmarks need, only those missing. Uses sudo when not root.
 #   gcc g++ make cmake ninja-build pkg-config   build; pkg-config consumer
-#                                                (tests/build/check_install.sh)
+#                                                (tests/build_checks/check_install.sh)
 #   binutils                                     objdump, nm (check_install.sh)
 #   valgrind                                     fast-path test (callgrind),
 #                                                test_under_valgrind, benchmarks
@@ -14,7 +14,7 @@
 #                                                disassembler (tools/)
 #   python3                                      the CLI test's JSON check
 #   groff-base                                   renders the man pages
-#                                                (tests/build/check_man.sh)
+#                                                (tests/build_checks/check_man.sh)
 #   gnuplot-nox                                  the benchmark report's plots
 #                                                (bench/suite/plot.py; the
 #                                                showcase's quick suite,

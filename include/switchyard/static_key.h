@@ -27,7 +27,7 @@
  * expressions, local labels, asm goto, typeof), each behind __extension__,
  * so that a user's -Wall -Wextra -Wpedantic -Werror build (C11, C17, GNU
  * C; C++14 and later; gcc and clang) compiles them without a diagnostic
- * (tests/build/check_headers.sh holds us to it). One construct cannot be:
+ * (tests/build_checks/check_headers.sh holds us to it). One construct cannot be:
  *
  *   DEFINE_STATIC_KEY_ARRAY_TRUE() in C: every element needs a non-zero
  *   initialiser, which for an array of any length takes a GNU range

@@ -5,7 +5,7 @@
 # all with -Wall -Wextra -Werror. LIBDIR holds libswitchyard.so and .a.
 set -u
 src=$1; lib=$2
-m=$src/tests/build/matrix
+m=$src/tests/build_checks/matrix
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0; runs=0

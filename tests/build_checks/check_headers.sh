@@ -38,7 +38,7 @@ for cc in $compilers; do
 			for mode in "" -DSWITCHYARD_NO_PATCHING; do
 				n=$((n + 1))
 				set -- $cc $lang -std=$std $warn $opt $mode \
-					-I"$src/include" -c "$src/tests/build/check_headers.c" -o /dev/null
+					-I"$src/include" -c "$src/tests/build_checks/check_headers.c" -o /dev/null
 				"$@" >"$log" 2>&1
 				rc=$?
 				# Every diagnostic line, -Werror'ed warnings included.
@@ -64,7 +64,7 @@ for cc in $compilers; do
 	for std in c11 gnu11 c17; do
 		n=$((n + 1))
 		$cc -x c -std=$std $warn -DHC_BARE_ARRAY_TRUE -I"$src/include" \
-			-c "$src/tests/build/check_headers.c" -o /dev/null >"$log" 2>&1
+			-c "$src/tests/build_checks/check_headers.c" -o /dev/null >"$log" 2>&1
 		all=$(grep -cE '(warning|error):' "$log")
 		known=$(grep -E '(warning|error):' "$log" | grep -cE "$leftover")
 		if [ "$all" -ne 2 ] || [ "$known" -ne 2 ]; then

@@ -48,7 +48,7 @@ for cc in $compilers; do
 			fi
 			n=$((n + 1))
 			if $cc $lang -Wall -Wextra -Werror $nopatch -DCASE=$c -I"$src/include" \
-				-c "$src/tests/build/compile_fail.c" -o /dev/null >"$log" 2>&1; then
+				-c "$src/tests/build_checks/compile_fail.c" -o /dev/null >"$log" 2>&1; then
 				ok=1; else ok=0; fi
 			if [ $c -eq 0 ] && [ $ok -eq 0 ]; then
 				echo "FAIL: $cc $nopatch: the well-typed case does not compile"

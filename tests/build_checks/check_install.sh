@@ -31,7 +31,7 @@ soname=$(objdump -p "$lib/libswitchyard.so" | awk '/SONAME/ { print $2 }')
 bad=$(nm -D --defined-only "$lib/libswitchyard.so" | awk '$2 ~ /[TtDdBbRr]/ { sub(/@.*/, "", $3); print $3 }' |
 	grep -v -E '^(static_key_|__static_key_|__static_call_return0$|__static_call_update$|jump_label_rate_limit$|jump_label_init$|boot_cpu_has$|switchyard_|sy__register_jump_table$|sy__unregister_jump_table$|sy__register_static_call_sites$|sy__unregister_static_call_sites$|sy__register_runtime_consts$|sy__unregister_runtime_consts$|sy__register_alternatives$|sy__unregister_alternatives$|sy__object_unloading$|SWITCHYARD_0$)' || true)
 [ -z "$bad" ] || { echo "FAIL: exported beyond the API: $bad"; exit 1; }
-cmake -S "$src/tests/build/install" -B "$p/c" -DCMAKE_PREFIX_PATH="$p/prefix" >/dev/null
+cmake -S "$src/tests/build_checks/install" -B "$p/c" -DCMAKE_PREFIX_PATH="$p/prefix" >/dev/null
 cmake --build "$p/c" >/dev/null
 LD_LIBRARY_PATH=$lib "$p/c/consumer" || { echo "FAIL: consumer (find_package) exit $?"; exit 1; }
 "$p/c/consumer_static" || { echo "FAIL: consumer_static exit $?"; exit 1; }
@@ -49,7 +49,7 @@ PKG_CONFIG_PATH=$lib/pkgconfig
 export PKG_CONFIG_PATH
 cflags=$(pkg-config --cflags switchyard) || { echo "FAIL: pkg-config --cflags switchyard"; exit 1; }
 libs=$(pkg-config --libs switchyard) || { echo "FAIL: pkg-config --libs switchyard"; exit 1; }
-cc $cflags "$src/tests/build/install/consumer.c" -o "$p/pc" $libs ||
+cc $cflags "$src/tests/build_checks/install/consumer.c" -o "$p/pc" $libs ||
 	{ echo "FAIL: consumer (pkg-config) does not build"; exit 1; }
 LD_LIBRARY_PATH=$lib "$p/pc" || { echo "FAIL: consumer (pkg-config)"; exit 1; }
 echo "pkg-config consumer ok"
@@ -96,12 +96,12 @@ check_layout() {
 	nl=$(only_dir "$name" -L "$want_l" $lf) || exit 1
 	[ "$ni" = 1 ] && [ "$nl" = 1 ] ||
 		{ echo "FAIL ($name): .pc gives '$cf' '$lf' (want one -I, one -L)"; exit 1; }
-	cc $cf "$src/tests/build/install/consumer.c" -o "$p/pc-$name" $lf ||
+	cc $cf "$src/tests/build_checks/install/consumer.c" -o "$p/pc-$name" $lf ||
 		{ echo "FAIL ($name): consumer (pkg-config) does not build"; exit 1; }
 	LD_LIBRARY_PATH=$ldir "$p/pc-$name" ||
 		{ echo "FAIL ($name): consumer (pkg-config) exit $?"; exit 1; }
 	rm -rf "$p/c-$name"
-	cmake -S "$src/tests/build/install" -B "$p/c-$name" -DCMAKE_PREFIX_PATH="$root" \
+	cmake -S "$src/tests/build_checks/install" -B "$p/c-$name" -DCMAKE_PREFIX_PATH="$root" \
 		${how:+"$how"} >/dev/null &&
 	cmake --build "$p/c-$name" >/dev/null ||
 		{ echo "FAIL ($name): consumer (find_package) does not build"; exit 1; }
