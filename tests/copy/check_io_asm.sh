@@ -16,7 +16,7 @@ src=$1
 LC_ALL=C
 export LC_ALL
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: x86-64 only"; exit 77; }
-if ! msg=$(. "$(dirname "$0")/../build/compilers.sh" && echo "$compilers"); then
+if ! msg=$(. "$(dirname "$0")/../build_checks/compilers.sh" && echo "$compilers"); then
 	echo "SKIP: ${msg#FAIL: }"
 	exit 77
 fi
