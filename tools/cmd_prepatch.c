@@ -134,6 +134,9 @@ static void dest_free(struct dest *d)
 	free(d->path);
 }
 
+/* dest_open(): the name is that of a device, a FIFO or a socket */
+#define EFTYPE_NOT_REG 4095
+
 static int dest_open(const char *path, struct dest *d)
 {
 	struct stat st;
@@ -190,6 +193,14 @@ static int dest_open(const char *path, struct dest *d)
 		if (via.st_dev != at.st_dev || via.st_ino != at.st_ino)
 			return -ESTALE;
 	}
+	/*
+	 * Only a regular file is replaced: renaming a new file over a device,
+	 * a FIFO or a socket (-o /dev/null as root) would destroy it, and
+	 * writing into one is not what prepatch is for.
+	 */
+	if (!fstatat(d->dirfd, d->base, &st, AT_SYMLINK_NOFOLLOW) &&
+	    !S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EFTYPE_NOT_REG;
 	return 0;
 }
 
@@ -498,7 +509,10 @@ static int write_out(const char *in, const char *out, const uint8_t *img,
 			shown, w == -ENOENT && d->followed ?
 			"a symbolic link to nothing: " : "",
 			w == -ESTALE ? "its symbolic link changed while it "
-				       "was being followed" : strerror(-w));
+				       "was being followed" :
+			w == -EFTYPE_NOT_REG ? "not a regular file (a device, "
+					       "FIFO or socket is never "
+					       "replaced)" : strerror(-w));
 		return 1;
 	}
 	/* -o naming the input itself replaces it: as strict as without -o */

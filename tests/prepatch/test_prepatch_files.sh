@@ -14,6 +14,9 @@
 #            the file it names is patched, the links stay; -o through a
 #            link likewise; -o to a dangling link is refused;
 #  namemax   a file whose name is NAME_MAX (255) bytes long;
+#  notfile   -o naming a FIFO, a character device (root: a copy of
+#            /dev/null's) or a link to one is refused (exit 1, "not a
+#            regular file"), and the node is left as it was;
 #  copyreloc a TRUE key of a library copied into the executable
 #            (R_X86_64_COPY) is listed as the library's, state unknown, and
 #            prepatch leaves its site as compiled.
@@ -172,6 +175,25 @@ symlink)
 	[ -L "$d/dangling" ] && [ ! -e "$d/nothing" ] ||
 		no "-o to a dangling link wrote something"
 	leftover "$d" "$d/other"
+	;;
+notfile)
+	d=$tmp/notfile
+	mkdir "$d" && mkfifo "$d/fifo" && ln -s fifo "$d/to-fifo" || exit 1
+	nodes="fifo to-fifo"
+	if [ "$(id -u)" = 0 ] && mknod "$d/null" c 1 3 2>/dev/null; then
+		nodes="$nodes null"
+	fi
+	for n in $nodes; do
+		before=$(stat -L -c '%F %t:%T' "$d/$n")
+		"$tool" prepatch "$prog" -o "$d/$n" >"$d/out" 2>&1
+		[ $? = 1 ] || no "-o $n: exit status"
+		grep -q "not a regular file" "$d/out" ||
+			{ no "-o $n: no 'not a regular file'"; cat "$d/out"; }
+		[ "$(stat -L -c '%F %t:%T' "$d/$n")" = "$before" ] ||
+			no "-o $n: the node was replaced"
+	done
+	[ -L "$d/to-fifo" ] || no "-o to-fifo: the link was replaced"
+	leftover "$d"
 	;;
 namemax)
 	d=$tmp/namemax
