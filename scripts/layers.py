@@ -208,10 +208,15 @@ def banners(path, defined):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--graph", action="store_true")
-    ap.add_argument("--arch", default="x86_64")
-    ap.add_argument("--cc", default=os.environ.get("SY_LAYERS_CC", "gcc"))
-    ap.add_argument("--map", default=os.path.join(ROOT, "doc", "DESIGN.md"))
+    ap.add_argument("--graph", action="store_true",
+                    help="print every arrow (file -> file: the functions called) "
+                         "and the cycles; check nothing")
+    ap.add_argument("--arch", default="x86_64",
+                    help="the src/arch/ folder to compile (x86_64, generic)")
+    ap.add_argument("--cc", default=os.environ.get("SY_LAYERS_CC", "gcc"),
+                    help="a gcc (the call graph is its -fcallgraph-info)")
+    ap.add_argument("--map", default=os.path.join(ROOT, "doc", "DESIGN.md"),
+                    help="the file whose '## The layers' section is checked")
     a = ap.parse_args()
     if not shutil.which(a.cc):
         print("layers: SKIP: no %s (the call graph is gcc's -fcallgraph-info)" % a.cc)
@@ -224,7 +229,7 @@ def main():
         for (f, g), names in sorted(arr.items()):
             print("%s -> %s: %s" % (f, g, ", ".join(sorted(names))))
         for c in cyc:
-            print("cycle: " + " ".join(c))
+            print("cycle among: " + " ".join(c))
         return 0
 
     layers, up, allowed_cycles = read_map(a.map, a.arch)
@@ -258,7 +263,8 @@ def main():
             bad.append("the map allows %s -> %s, which no longer exists: drop it" % (f, g))
     for c in cyc:
         if c not in allowed_cycles:
-            bad.append("cycle: " + " -> ".join(c))
+            bad.append("cycle among: %s (files that reach each other; "
+                       "--graph shows the arrows)" % " ".join(c))
     for c in allowed_cycles:
         if c not in cyc:
             bad.append("the map allows the cycle %s, which is gone: drop it" % " ".join(c))
@@ -266,7 +272,9 @@ def main():
     for b in bad:
         print("layers: " + b)
     if bad:
-        print("layers: FAIL: %d rule(s) broken (scripts/layers.py --graph shows the arrows)" % len(bad))
+        print("layers: FAIL: %d rule(s) broken: move the call, or say why in "
+              "doc/DESIGN.md, \"The layers\" (scripts/layers.py --graph shows "
+              "the arrows)" % len(bad))
         return 1
     print("layers: OK: %d files in %d layers, %d arrows, %d documented upward call(s), cycles: %s"
           % (len(defined), len(layers), len(arr), len(up),
@@ -275,4 +283,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:	# --graph | head
+        sys.stderr.close()
+        sys.exit(0)

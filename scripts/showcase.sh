@@ -17,8 +17,11 @@ cd "$(dirname "$0")/.."
 say() { printf '\n== %s\n' "$*"; }
 
 say "building the library, the switchyard tool and examples/reqd (build/)"
+# Ninja when there is one, but never another generator than build/ was
+# configured with (cmake refuses to switch), whoever configured it.
 gen=""
-command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
+[ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null 2>&1 &&
+	gen="-G Ninja"
 cmake -S . -B build $gen >/dev/null
 # one line of progress per build step, the last one left on screen
 cmake --build build --target reqd switchyard_cli 2>&1 |
