@@ -21,6 +21,8 @@
  * function declared here is defined in a file its banner names.
  */
 
+#include "arch/arch.h"	/* the per-arch contract */
+
 /* ---- the records' fields (sy_records.h) ---------------------------------- */
 static inline uintptr_t sy_entry_code(const struct sy_jump_entry *e)
 {
@@ -44,10 +46,9 @@ static inline bool sy_entry_branch(const struct sy_jump_entry *e)
 
 static inline unsigned sy_entry_len(const struct sy_jump_entry *e)
 {
-	return (e->key & SY_ENTRY_LONG) ? 5 : 2;
+	return SY_ARCH_JUMP_LEN(e->key & SY_ENTRY_LONG);
 }
 
-#include "arch/arch.h"	/* the per-arch contract */
 
 /* ---- the re-entry guard (guard.c) ---------------------------------------- */
 SY_HIDDEN int sy_enter(void);	/* 0, or -EDEADLK when re-entered */

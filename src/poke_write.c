@@ -275,7 +275,7 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len,
 	counters.rwx_windows++;
 	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
 		return -errno;
-	memcpy((void *)addr, buf, len);
+	sy_arch_code_store((void *)addr, buf, len);
 	*done = len;
 	if (mprotect((void *)lo, hi - lo, prot)) {
 		/* The write happened; failing to drop W now would leave a
@@ -348,6 +348,10 @@ int sy_poke_write(uintptr_t addr, const uint8_t *buf, size_t len,
 {
 	int r = write_paths(addr, buf, len, done);
 
+	/* the writing thread's part of making the new code visible (AArch64:
+	 * cache maintenance; the other threads: sy_poke_sync()) */
+	if (*done)
+		sy_arch_code_written(addr, *done);
 #ifdef SY_HAVE_VALGRIND
 	if (*done)
 		VALGRIND_DISCARD_TRANSLATIONS((const void *)addr, *done);

@@ -593,7 +593,7 @@ static void decode_sites(struct jump_table *t, struct sy_jump_entry *e,
 		if (sy_arch_is_trap((const uint8_t *)sy_entry_code(&e[i])))
 			note_shadow(t, e, i, len, o);
 		e[i].key = (e[i].key & ~(uintptr_t)SY_ENTRY_LONG) |
-			   (len == 5 ? SY_ENTRY_LONG : 0);
+			   (SY_ARCH_JUMP_IS_LONG(len) ? SY_ENTRY_LONG : 0);
 		if (len == 5)
 			t->n_long++;
 		else

@@ -351,6 +351,9 @@ extern "C" {
 
 #if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) && SY__HAVE_ASM_GOTO
 #include <switchyard/arch/x86_64.h>
+#elif !defined(SWITCHYARD_NO_PATCHING) && defined(__aarch64__) &&              \
+	defined(__LP64__) && SY__HAVE_ASM_GOTO
+#include <switchyard/arch/aarch64.h>
 #endif
 
 /*

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arch/x86_64/sync.c - synchronise the cores after a change of code.
+ * arch/membarrier_sync.c - synchronise the cores after a change of code,
+ * on x86-64 and AArch64 (Linux's membarrier is the same call on both; the
+ * rule it satisfies is each architecture's, below).
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -8,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../../internal.h"
+#include "../internal.h"
 
 /*
  * Cross-modifying code (Intel SDM vol. 3A, "Handling Self- and
@@ -19,7 +21,17 @@
  * IPIs them; the return to user mode through IRET serialises); threads not
  * running serialise when they are next scheduled in.
  *
- * The writing thread itself needs nothing. For self-modifying code the same
+ * AArch64 (Arm ARM B2.4.4, "Instruction cache maintenance", and B2.2.5,
+ * "Concurrent modification and execution of instructions"): after the
+ * writer's cache maintenance (sy_arch_code_written(): DC CVAU, DSB ISH, IC
+ * IVAU, DSB ISH, ISB), another core may still run instructions it fetched
+ * before, until it takes a context synchronisation event.
+ * membarrier(PRIVATE_EXPEDITED_SYNC_CORE) (arm64 has it, Linux 4.16 on)
+ * returns once every running thread of the process has taken one (the
+ * IPI, and the exception return, ERET, that ends it); a thread not
+ * running takes one when it is next scheduled in (ERET again).
+ *
+ * On x86-64 the writing thread itself needs nothing. For self-modifying code the same
  * section allows "store modified code (as data), jump to the new code or an
  * intermediate location, execute the new code" (its option 1), and the
  * processor snoops stores to code by physical address and drops the
@@ -44,7 +56,8 @@
  *    interrupted our writes) has cleared it: we sync;
  *  - a thread created after it starts after our writes, and the kernel
  *    starts every new thread with a return to user mode through IRET
- *    (ret_from_fork), which serialises its core;
+ *    (ret_from_fork), which serialises its core (ERET on AArch64: a
+ *    context synchronisation event);
  *  - our own thread cleared it, so a plain load sees its latest value.
  * Threads made with a raw clone(CLONE_VM) behind glibc's back are not
  * counted; glibc itself (malloc, stdio) then skips its locks in the same

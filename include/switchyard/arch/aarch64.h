@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * switchyard/arch/aarch64.h - jump label sites for AArch64.
+ *
+ * Never include this file directly: <switchyard/static_key.h> selects it.
+ *
+ * A site is one `b` to the out-of-line label (4 bytes, +-128 MiB: always
+ * enough within one object). Before any code of the object runs, its
+ * constructor turns every site whose key state asks for the straight-line
+ * path into a NOP (d503201f). B and NOP are both on the Arm ARM's list of
+ * instructions that may be concurrently modified and executed (B2.2.5,
+ * "Concurrent modification and execution of instructions"): a core that
+ * runs the site while it is rewritten executes either the old or the new
+ * instruction, so no guard and no breakpoint protocol is needed
+ * (src/arch/aarch64/sy_arch.h).
+ *
+ * The record is x86-64's (include/switchyard/arch/x86_64.h, src/sy_records.h):
+ * 16 bytes in section "sy_jump_entries", code and target self-relative,
+ * the key absolute plus bit 0 for the likely forms.
+ */
+#ifndef SWITCHYARD_ARCH_AARCH64_H
+#define SWITCHYARD_ARCH_AARCH64_H
+
+#ifndef SWITCHYARD_STATIC_KEY_H
+#error "include <switchyard.h> or <switchyard/static_key.h>, not this file"
+#endif
+
+#define SY__ARCH_HAVE_JUMP_LABEL 1
+
+/* "S": a symbolic address, printed bare with %c (preemptible symbols in
+ * PIC code included: the dynamic linker fills the .quad) */
+#define SY__ARCH_STATIC_BRANCH(keyp, branch)                                   \
+	__extension__({                                                        \
+		__label__ sy__l_yes, sy__l_out;                                \
+		int sy__ret;                                                   \
+		__asm__ goto("1:\tb %l[sy__l_yes]\n\t"                          \
+			     ".pushsection sy_jump_entries, \"aw\"\n\t"          \
+			     ".balign 8\n\t"                                    \
+			     ".long 1b - ., %l[sy__l_yes] - .\n\t"              \
+			     ".quad %c0 + %c1\n\t"                              \
+			     ".popsection"                                      \
+			     : : "S"(keyp), "i"(branch) : : sy__l_yes);         \
+		sy__ret = 0;                                                   \
+		goto sy__l_out;                                                \
+	sy__l_yes:                                                             \
+		sy__ret = 1;                                                   \
+	sy__l_out:                                                             \
+		sy__ret;                                                       \
+	})
+
+/*
+ * Per-object glue, as on x86-64 (one COMDAT copy per object): an empty
+ * contribution to sy_jump_entries, a constructor in .init_array.00099 that
+ * hands the table to the registry, a destructor in .fini_array.00099 that
+ * takes it back. `b` to the registry: the linker makes a PLT entry (or a
+ * veneer) when the library is another object.
+ */
+#ifndef SY__NO_DSO_GLUE
+__asm__(".pushsection sy_jump_entries, \"aw\"\n\t"
+	".popsection\n\t"
+	".hidden __start_sy_jump_entries\n\t"
+	".hidden __stop_sy_jump_entries\n\t"
+	".pushsection .text.sy__dso_glue, \"axG\", @progbits, sy__dso_glue, comdat\n\t"
+	".balign 4\n"
+	"1:\tadrp x0, __start_sy_jump_entries\n\t"
+	"add x0, x0, :lo12:__start_sy_jump_entries\n\t"
+	"adrp x1, __stop_sy_jump_entries\n\t"
+	"add x1, x1, :lo12:__stop_sy_jump_entries\n\t"
+	"b sy__register_jump_table\n"
+	"2:\tadrp x0, __start_sy_jump_entries\n\t"
+	"add x0, x0, :lo12:__start_sy_jump_entries\n\t"
+	"adrp x1, __stop_sy_jump_entries\n\t"
+	"add x1, x1, :lo12:__stop_sy_jump_entries\n\t"
+	"b sy__unregister_jump_table\n\t"
+	".popsection\n\t"
+	".pushsection .init_array.00099, \"awG\", @init_array, sy__dso_glue, comdat\n\t"
+	".balign 8\n\t"
+	".quad 1b\n\t"
+	".popsection\n\t"
+	".pushsection .fini_array.00099, \"awG\", @fini_array, sy__dso_glue, comdat\n\t"
+	".balign 8\n\t"
+	".quad 2b\n\t"
+	".popsection");
+#endif
+
+#endif /* SWITCHYARD_ARCH_AARCH64_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch/aarch64/sy_arch.h - encoding, verifying and writing jump label
+ * sites on AArch64 (include/switchyard/arch/aarch64.h emits them).
+ *
+ *   form   word (little-endian)           path
+ *   NOP    d503201f                       falls through
+ *   B      000101 imm26 (target - site)/4 jumps to the out-of-line code
+ *   BRK    d4200000 | imm16 << 5          a debugger's breakpoint
+ *
+ * Every site is one aligned 4-byte instruction, and a change replaces it
+ * whole. The Arm ARM (B2.2.5, "Concurrent modification and execution of
+ * instructions") lets one core execute an instruction that another
+ * rewrites when both the old and the new instruction are among B, BL, BRK,
+ * HVC, ISB, NOP, SMC and SVC: the executing core then runs the old or the
+ * new one, never anything else. NOP <-> B qualifies; the store must be a
+ * single-copy atomic 32-bit write (an aligned word store: B2.2.1), which
+ * sy_arch_code_store() makes. After the store, the new instruction reaches
+ * the other cores' instruction streams through the cache maintenance of
+ * sy_arch_code_written() (clean D to PoU, invalidate I, DSB ISH; B2.4.4,
+ * "Instruction cache maintenance") and the context synchronisation of
+ * every core by membarrier(PRIVATE_EXPEDITED_SYNC_CORE) (sync.c).
+ *
+ * A debugger's breakpoint (BRK over the whole instruction) leaves nothing
+ * of the site to write around: a site under one is never written
+ * (TRAPPED), unless the instruction it hides is already the new one.
+ */
+#ifndef SY_ARCH_AARCH64_H
+#define SY_ARCH_AARCH64_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SY_ARCH_MAX_INSN 16
+
+#define SY_A64_NOP 0xd503201fu
+#define SY_A64_B 0x14000000u
+#define SY_A64_B_MASK 0xfc000000u
+#define SY_A64_BRK 0xd4200000u
+#define SY_A64_BRK_MASK 0xffe0001fu
+
+/* A site's length, from its record's LONG bit (x86-64 has two; here every
+ * site is one instruction), and the bit for a length. */
+#define SY_ARCH_JUMP_LEN(long_) ((void)(long_), 4u)
+#define SY_ARCH_JUMP_IS_LONG(len) ((void)(len), false)
+
+static inline uint32_t sy_a64_word(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, 4);
+	return w;
+}
+
+/* B to target from code, or 0 when out of reach or misaligned */
+static inline uint32_t sy_a64_b(uintptr_t code, uintptr_t target)
+{
+	intptr_t d = (intptr_t)target - (intptr_t)code;
+
+	if ((d & 3) || d < -(1l << 27) || d >= (1l << 27))
+		return 0;
+	return SY_A64_B | ((uint32_t)(d >> 2) & 0x03ffffffu);
+}
+
+/* No byte is a breakpoint here (and no exact change carries a bp_mask). */
+static inline bool sy_arch_bp_byte(uint8_t b)
+{
+	(void)b;
+	return false;
+}
+
+/*
+ * A freshly loaded site holds the B the assembler emitted to target, the
+ * NOP that `switchyard prepatch` may have written, or a debugger's BRK
+ * (gdb inserts breakpoints before the program runs). It must be aligned
+ * and its target within a B's reach.
+ */
+static inline int sy_arch_jump_decode(uintptr_t code, uintptr_t target,
+				      unsigned *len)
+{
+	uint32_t w, b = sy_a64_b(code, target);
+
+	if ((code & 3) || !b)
+		return -EFAULT;
+	w = sy_a64_word((const uint8_t *)code);
+	if (w != b && w != SY_A64_NOP && (w & SY_A64_BRK_MASK) != SY_A64_BRK)
+		return -EFAULT;
+	*len = 4;
+	return 0;
+}
+
+/* What a breakpoint found at start-up hides, from the file's word: 1 a B,
+ * 0 a NOP (a prepatched file), -1 unknown (not the file loaded). */
+static inline int sy_arch_jump_shadow(const uint8_t *file, const uint8_t *mem,
+				      unsigned len)
+{
+	uint32_t w = sy_a64_word(file);
+
+	(void)mem;
+	(void)len;
+	if ((w & SY_A64_B_MASK) == SY_A64_B)
+		return 1;
+	return w == SY_A64_NOP ? 0 : -1;
+}
+
+static inline void sy_arch_jump_encode(uintptr_t code, uintptr_t target,
+				       unsigned len, bool jump, uint8_t *out)
+{
+	uint32_t w = jump ? sy_a64_b(code, target) : SY_A64_NOP;
+
+	(void)len;
+	memcpy(out, &w, 4);
+}
+
+static inline void sy_arch_jump_encode_pair(uintptr_t code, uintptr_t target,
+					    unsigned len, bool old_jump,
+					    bool new_jump, uint8_t *old,
+					    uint8_t *new_)
+{
+	sy_arch_jump_encode(code, target, len, old_jump, old);
+	sy_arch_jump_encode(code, target, len, new_jump, new_);
+}
+
+static inline bool sy_arch_is_trap(const uint8_t *mem)
+{
+	return (sy_a64_word(mem) & SY_A64_BRK_MASK) == SY_A64_BRK;
+}
+
+/*
+ *   bytes at the site      change to    what we do
+ *   the new form           -            nothing (NEW)
+ *   the other form         new          write the word (OLD)
+ *   BRK hiding the new     -            nothing (NEW)
+ *   BRK hiding the other   new          nothing can be written: TRAPPED
+ *   anything else          -            refuse (FOREIGN)
+ */
+static inline enum sy_site_check sy_arch_site_check(const uint8_t *mem,
+						    const uint8_t *new_,
+						    unsigned len,
+						    bool hidden_jump,
+						    struct sy_arch_fix *fix)
+{
+	uint32_t w = sy_a64_word(mem), nw = sy_a64_word(new_);
+	bool new_jumps = nw != SY_A64_NOP;
+
+	(void)len;
+	(void)fix;
+	if (w == nw)
+		return SY_SITE_NEW;
+	if (sy_arch_is_trap(mem))
+		return hidden_jump == new_jumps ? SY_SITE_NEW : SY_SITE_TRAPPED;
+	if (new_jumps ? w == SY_A64_NOP : (w & SY_A64_B_MASK) == SY_A64_B)
+		return SY_SITE_OLD;
+	return SY_SITE_FOREIGN;
+}
+
+/* Whether the site jumps now; under a breakpoint, as its shadow will. */
+static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
+				      bool hidden_jump)
+{
+	(void)len;
+	if (sy_arch_is_trap(mem))
+		return hidden_jump;
+	return (sy_a64_word(mem) & SY_A64_B_MASK) == SY_A64_B;
+}
+
+/*
+ * Store len bytes of code at dst (through a writable mapping): every
+ * aligned instruction word in one single-copy atomic 32-bit store (Arm ARM
+ * B2.2.1), so that a core executing it meanwhile sees the old or the new
+ * instruction, never a mix of their halves.
+ */
+static inline void sy_arch_code_store(void *dst, const uint8_t *src,
+				      size_t len)
+{
+	uintptr_t a = (uintptr_t)dst;
+	size_t i = 0;
+
+	for (; i < len && ((a + i) & 3); i++)
+		((volatile uint8_t *)dst)[i] = src[i];
+	for (; i + 4 <= len; i += 4)
+		__atomic_store_n((uint32_t *)(a + i), sy_a64_word(src + i),
+				 __ATOMIC_RELAXED);
+	for (; i < len; i++)
+		((volatile uint8_t *)dst)[i] = src[i];
+}
+
+/*
+ * Code was written at [addr, addr + len): clean the data cache to the
+ * point of unification and invalidate the instruction cache over it, then
+ * DSB ISH and ISB (Arm ARM B2.4.4; libgcc's __aarch64_sync_cache_range
+ * reads CTR_EL0 and skips what IDC and DIC say is not needed). The ISB
+ * covers this thread; the other threads get their context synchronisation
+ * from sy_arch_sync_cores().
+ */
+static inline void sy_arch_code_written(uintptr_t addr, size_t len)
+{
+	__builtin___clear_cache((char *)addr, (char *)(addr + len));
+}
+
+/* A spin-wait hint. */
+static inline void sy_arch_cpu_relax(void)
+{
+	__asm__ volatile("yield" ::: "memory");
+}
+
+#endif /* SY_ARCH_AARCH64_H */
