@@ -1,8 +1,11 @@
 #!/bin/sh
 # cross-aarch64.sh - build switchyard for AArch64 with Debian's cross
-# compiler and run the unit tests under qemu-user. Until the AArch64 port
-# ([8/8]) this checks the fallback: every static_branch_*() compiles to
-# load + test + branch, with the same semantics.
+# compiler and run the unit tests under qemu-user, static keys patched for
+# real (NOP <-> B). qemu-user does not see code written through
+# /proc/self/mem (it keeps its translation of the old instruction), so the
+# tests patch through the mprotect window there
+# (SWITCHYARD_PATCH_METHOD=mprotect in the emulator's environment); the
+# /proc/self/mem path can only be proven on Arm hardware.
 #   apt: gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
 set -eu
 cd "$(dirname "$0")/.."
@@ -19,7 +22,7 @@ fi
 out=${1:-build-aarch64}
 cmake -S . -B "$out" -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
 	-DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ \
-	-DCMAKE_CROSSCOMPILING_EMULATOR="qemu-aarch64;-L;/usr/aarch64-linux-gnu" \
+	-DCMAKE_CROSSCOMPILING_EMULATOR="env;SWITCHYARD_PATCH_METHOD=mprotect;qemu-aarch64;-L;/usr/aarch64-linux-gnu" \
 	-DSWITCHYARD_WERROR=ON -DSWITCHYARD_BUILD_BENCH=OFF >/dev/null
 cmake --build "$out" -j 2 --target switchyard test_static_key test_static_key_cxx test_live test_memcpy_cxx
 cd "$out"

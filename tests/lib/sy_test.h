@@ -46,6 +46,25 @@ static inline const unsigned char *sy_test_target(const struct sy_test_entry *e)
 	return (const unsigned char *)&e->target + e->target;
 }
 
+#if defined(__aarch64__)
+/*
+ * 1 if the site is a B to its target, 0 if it is a NOP (d503201f), -1 if
+ * it holds anything else. The word read once (a thread may flip it).
+ */
+static inline int sy_test_site_jumps(const struct sy_test_entry *e)
+{
+	const unsigned char *p = sy_test_code(e);
+	unsigned w = __atomic_load_n((const unsigned *)(const void *)p,
+				     __ATOMIC_RELAXED);
+	long d = (long)(sy_test_target(e) - p);
+
+	if (w == 0xd503201fu)
+		return 0;
+	if (w == (0x14000000u | ((unsigned)(d >> 2) & 0x03ffffffu)))
+		return 1;
+	return -1;
+}
+#else
 /*
  * 1 if the site jumps to its target (JMP8 eb rel8, JMP32 e9 rel32), 0 if it
  * falls through (TEST8 a8 rel8, TEST32 a9 rel32, the same rel), -1 if it
@@ -69,6 +88,7 @@ static inline int sy_test_site_jumps(const struct sy_test_entry *e)
 		return op == 0xe9;
 	return -1;
 }
+#endif
 
 /*
  * Check that every site of key holds the form its state asks for (JMP iff
