@@ -16,7 +16,9 @@
  *
  * The record is x86-64's (include/switchyard/arch/x86_64.h, src/sy_records.h):
  * 16 bytes in section "sy_jump_entries", code and target self-relative,
- * the key absolute plus bit 0 for the likely forms.
+ * the key absolute plus bit 0 for the likely forms. "aw?": the record
+ * joins the section group of the code it describes, so that a discarded
+ * COMDAT copy of an inline function takes its records with it.
  */
 #ifndef SWITCHYARD_ARCH_AARCH64_H
 #define SWITCHYARD_ARCH_AARCH64_H
@@ -34,7 +36,7 @@
 		__label__ sy__l_yes, sy__l_out;                                \
 		int sy__ret;                                                   \
 		__asm__ goto("1:\tb %l[sy__l_yes]\n\t"                          \
-			     ".pushsection sy_jump_entries, \"aw\"\n\t"          \
+			     ".pushsection sy_jump_entries, \"aw?\"\n\t"         \
 			     ".balign 8\n\t"                                    \
 			     ".long 1b - ., %l[sy__l_yes] - .\n\t"              \
 			     ".quad %c0 + %c1\n\t"                              \
