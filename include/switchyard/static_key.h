@@ -376,6 +376,26 @@ __attribute__((destructor, unused)) static void sy__fallback_unloading(void)
 #endif
 
 #ifdef SY__ARCH_HAVE_JUMP_LABEL
+/*
+ * SY__ARCH_STATIC_BRANCH(key, branch) - 1 when the site (the arch header's
+ * SY__ARCH_SITE()) jumps, 0 when it falls through. A macro rather than an
+ * inline function so that the key's address reaches the asm as a
+ * link-time constant at -O0 too. __extension__ keeps -Wpedantic quiet
+ * about the statement expression and the local labels (gcc and clang
+ * parse the whole operand as GNU C).
+ */
+#define SY__ARCH_STATIC_BRANCH(keyp, branch)                                   \
+	__extension__({                                                        \
+		__label__ sy__l_yes, sy__l_out;                                \
+		int sy__ret;                                                   \
+		SY__ARCH_SITE(keyp, branch, sy__l_yes);                        \
+		sy__ret = 0;                                                   \
+		goto sy__l_out;                                                \
+	sy__l_yes:                                                             \
+		sy__ret = 1;                                                   \
+	sy__l_out:                                                             \
+		sy__ret;                                                       \
+	})
 #define SY__BRANCH(keyp, branch) SY__ARCH_STATIC_BRANCH(keyp, branch)
 #else
 /* Fallback: load, test, branch. (key->enabled ^ branch) is what a site would

@@ -31,6 +31,11 @@
  *   sy_arch_cpu_synthetic  the synthetic features, from the others
  *   sy_arch_cpu_relax    a spin-wait hint
  *   SY_ARCH_MAX_INSN     the longest change the engine must carry
+ *   SY_ARCH_JUMP_LEN     a site's length from its record's LONG bit (and
+ *                        SY_ARCH_JUMP_IS_LONG, the bit for a length)
+ *   sy_arch_code_store   store code through a writable mapping, and
+ *   sy_arch_code_written what the writing thread must do after a write
+ *                        (defaults below)
  * The generic poke engine (poke.c) does the patching in between.
  */
 /* What sy_arch_site_check() finds at a site (see arch/x86_64/sy_arch.h). */
@@ -51,7 +56,31 @@ struct sy_arch_fix {
 	uint8_t bytes[8];
 };
 
+#include <string.h>
+
 #include "sy_arch.h"	/* src/arch/<arch>/: decode, encode (inline) */
+
+#ifndef SY_ARCH_HAVE_CODE_STORE
+/*
+ * Store code through a writable mapping: a plain copy. On x86-64 each
+ * change is one byte, which cannot be torn (arch/x86_64/sy_arch.h); and
+ * once written nothing is left to do for this thread, whose processor
+ * snoops stores to code (SDM vol. 3A, "Self-Modifying Code"): the other
+ * threads are serialised by sy_arch_sync_cores(). An arch that needs more
+ * (AArch64: word stores, cache maintenance) defines its own.
+ */
+static inline void sy_arch_code_store(void *dst, const uint8_t *src,
+				      size_t len)
+{
+	memcpy(dst, src, len);
+}
+
+static inline void sy_arch_code_written(uintptr_t addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+}
+#endif
 
 SY_HIDDEN int sy_arch_sync_cores(void);	/* src/arch/<arch>/sync.c */
 /* src/arch/<arch>/sync.c: whether the calling thread is known to be the

@@ -29,26 +29,20 @@
 
 #define SY__ARCH_HAVE_JUMP_LABEL 1
 
-/* "S": a symbolic address, printed bare with %c (preemptible symbols in
- * PIC code included: the dynamic linker fills the .quad) */
-#define SY__ARCH_STATIC_BRANCH(keyp, branch)                                   \
-	__extension__({                                                        \
-		__label__ sy__l_yes, sy__l_out;                                \
-		int sy__ret;                                                   \
-		__asm__ goto("1:\tb %l[sy__l_yes]\n\t"                          \
-			     ".pushsection sy_jump_entries, \"aw?\"\n\t"         \
-			     ".balign 8\n\t"                                    \
-			     ".long 1b - ., %l[sy__l_yes] - .\n\t"              \
-			     ".quad %c0 + %c1\n\t"                              \
-			     ".popsection"                                      \
-			     : : "S"(keyp), "i"(branch) : : sy__l_yes);         \
-		sy__ret = 0;                                                   \
-		goto sy__l_out;                                                \
-	sy__l_yes:                                                             \
-		sy__ret = 1;                                                   \
-	sy__l_out:                                                             \
-		sy__ret;                                                       \
-	})
+/*
+ * SY__ARCH_SITE(key, branch, label) - the site: an asm goto that jumps to
+ * label in the B form and falls through in the NOP form, and its record.
+ * "S": a symbolic address, printed bare with %c (preemptible symbols in
+ * PIC code included: the dynamic linker fills the .quad).
+ */
+#define SY__ARCH_SITE(keyp, branch, label)                                     \
+	__asm__ goto("1:\tb %l[" #label "]\n\t"                                \
+		     ".pushsection sy_jump_entries, \"aw?\"\n\t"                 \
+		     ".balign 8\n\t"                                            \
+		     ".long 1b - ., %l[" #label "] - .\n\t"                      \
+		     ".quad %c0 + %c1\n\t"                                      \
+		     ".popsection"                                              \
+		     : : "S"(keyp), "i"(branch) : : label)
 
 /*
  * Per-object glue, as on x86-64 (one COMDAT copy per object): an empty

@@ -57,31 +57,18 @@
 #endif
 
 /*
- * SY__ARCH_STATIC_BRANCH(key, branch) - 1 when the site jumps, 0 when it falls
- * through. A macro rather than an inline function so that the key's address
- * reaches the asm as a link-time constant at -O0 too. __extension__ keeps
- * -Wpedantic quiet about the statement expression and the local labels
- * (gcc and clang parse the whole operand as GNU C).
+ * SY__ARCH_SITE(key, branch, label) - the site: an asm goto that jumps to
+ * label in the JMP form and falls through in the TEST form, and its record
+ * (static_key.h wraps it into SY__ARCH_STATIC_BRANCH()).
  */
-#define SY__ARCH_STATIC_BRANCH(keyp, branch)                                   \
-	__extension__({                                                        \
-		__label__ sy__l_yes, sy__l_out;                                \
-		int sy__ret;                                                   \
-		__asm__ goto("1:\tjmp %l[sy__l_yes]\n\t"                        \
-			     ".pushsection sy_jump_entries, \"aw?\"\n\t"         \
-			     ".balign 8\n\t"                                    \
-			     ".long 1b - ., %l[sy__l_yes] - .\n\t"              \
-			     ".quad " SY__KEY_PRINT " + %c1\n\t"                \
-			     ".popsection"                                      \
-			     : : SY__KEY_OPERAND(keyp), "i"(branch)             \
-			     : "cc" : sy__l_yes);                               \
-		sy__ret = 0;                                                   \
-		goto sy__l_out;                                                \
-	sy__l_yes:                                                             \
-		sy__ret = 1;                                                   \
-	sy__l_out:                                                             \
-		sy__ret;                                                       \
-	})
+#define SY__ARCH_SITE(keyp, branch, label)                                     \
+	__asm__ goto("1:\tjmp %l[" #label "]\n\t"                              \
+		     ".pushsection sy_jump_entries, \"aw?\"\n\t"                 \
+		     ".balign 8\n\t"                                            \
+		     ".long 1b - ., %l[" #label "] - .\n\t"                      \
+		     ".quad " SY__KEY_PRINT " + %c1\n\t"                        \
+		     ".popsection"                                              \
+		     : : SY__KEY_OPERAND(keyp), "i"(branch) : "cc" : label)
 
 /*
  * Per-object glue, emitted by every translation unit that includes the

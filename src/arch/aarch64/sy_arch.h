@@ -166,6 +166,7 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 	return (sy_a64_word(mem) & SY_A64_B_MASK) == SY_A64_B;
 }
 
+#define SY_ARCH_HAVE_CODE_STORE 1
 /*
  * Store len bytes of code at dst (through a writable mapping): every
  * aligned instruction word in one single-copy atomic 32-bit store (Arm ARM

@@ -10,25 +10,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 #define SY_ARCH_MAX_INSN 16
 
-/* No site: any length, and no code ever written. */
+/* No site: any length. */
 #define SY_ARCH_JUMP_LEN(long_) ((void)(long_), 0u)
 #define SY_ARCH_JUMP_IS_LONG(len) ((void)(len), false)
-
-static inline void sy_arch_code_store(void *dst, const uint8_t *src,
-				      size_t len)
-{
-	memcpy(dst, src, len);
-}
-
-static inline void sy_arch_code_written(uintptr_t addr, size_t len)
-{
-	(void)addr;
-	(void)len;
-}
 
 /* No byte-sized breakpoint here (and no exact change with a bp_mask). */
 static inline bool sy_arch_bp_byte(uint8_t b)

@@ -50,23 +50,6 @@
 #define SY_ARCH_JUMP_LEN(long_) ((long_) ? 5u : 2u)
 #define SY_ARCH_JUMP_IS_LONG(len) ((len) == 5)
 
-/* Store code through a writable mapping: a plain copy (each change is one
- * byte, and a byte cannot be torn: the top of this file). */
-static inline void sy_arch_code_store(void *dst, const uint8_t *src,
-				      size_t len)
-{
-	memcpy(dst, src, len);
-}
-
-/* Code was written: nothing to do for this thread (the processor snoops
- * stores to code, SDM vol. 3A "Self-Modifying Code"); the others are
- * serialised by sy_arch_sync_cores(). */
-static inline void sy_arch_code_written(uintptr_t addr, size_t len)
-{
-	(void)addr;
-	(void)len;
-}
-
 /* Whether b is the byte a debugger's software breakpoint writes (int3):
  * the poke engine's view of a breakpoint inside an exact change (bp_mask) */
 static inline bool sy_arch_bp_byte(uint8_t b)
