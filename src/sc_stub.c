@@ -2,20 +2,26 @@
 /*
  * sc_stub.c - stubs for static call targets beyond a site's reach.
  *
- * A `call rel32` reaches 2 GiB either way; a program's executable and its
- * shared libraries usually lie farther apart. A site whose target is out of
- * reach calls a stub within reach instead: `jmp *0(%rip)` followed by the
- * target's address (what a PLT entry does, with the address in the stub).
+ * A call instruction reaches +-2 GiB on x86-64 (`call rel32`), +-128 MiB
+ * on AArch64 (BL); a program's executable and its shared libraries usually
+ * lie farther apart. A site whose target is out of reach calls a stub
+ * within reach instead, which jumps to the target's address stored in it:
+ * `jmp *0(%rip)` + the address on x86-64 (what a PLT entry does, with the
+ * address in the stub), `ldr x16, .+8; br x16` + the address on AArch64
+ * (arch/<arch>/sy_arch.h, sy_arch_sc_stub()).
  *
- * Stubs live in pages we map next to the sites (within 1.5 GiB), filled
- * with int3, then made read+execute (never writable and executable at
- * once). A stub is written once, through the poke engine (the one writer
- * of code), before any site refers to it, and never changed: a new target
- * gets a new stub. Nothing executes a stub's bytes before a site's payload
- * is rewritten to call it, and that write is followed by the update's
- * SYNC_CORE (step 3 of the protocol), so the stub itself needs no sync.
+ * Stubs live in pages we map next to the sites (within SY_SC_STUB_REACH),
+ * filled with SY_SC_STUB_FILL (int3; UDF on AArch64), then made
+ * read+execute (never writable and executable at once). A stub is written
+ * once, through the poke engine (the one writer of code), before any site
+ * refers to it, and never changed: a new target gets a new stub. On
+ * x86-64 nothing executes a stub's bytes before a site's payload is
+ * rewritten to call it, and that write is followed by the update's
+ * SYNC_CORE (step 3 of the protocol), so the stub itself needs no sync; on
+ * AArch64 a site's BL may be seen by another core as soon as it is
+ * written, so the stub is synced before (SY_SC_STUB_SYNC).
  * Stubs are never freed (their number is the number of distinct far
- * targets per region of 1.5 GiB, small); a stub for an address that a
+ * targets per region, small); a stub for an address that a
  * dlclose()d library held still jumps to whatever that address holds,
  * which is what a site would call directly.
  *
@@ -31,7 +37,7 @@
 #ifdef SY_SC_STUB_LEN
 
 #define STUB_PAGE 4096
-#define STUB_REACH (3ul << 29)	/* 1.5 GiB: stays within rel32 of a site */
+#define STUB_REACH SY_SC_STUB_REACH	/* within a site's call reach */
 
 struct stub_page {
 	uintptr_t base;
@@ -59,8 +65,8 @@ uintptr_t sy_sc_stub_find(uintptr_t from, uintptr_t target)
 /* A new page of int3 near from, read+execute; 0 if none could be had. */
 static uintptr_t page_near(uintptr_t from)
 {
-	for (uintptr_t d = 64ul << 20; d < STUB_REACH - STUB_PAGE;
-	     d += 64ul << 20) {
+	for (uintptr_t d = SY_SC_STUB_STEP; d < STUB_REACH - STUB_PAGE;
+	     d += SY_SC_STUB_STEP) {
 		for (int up = 0; up < 2; up++) {
 			uintptr_t hint = ((up ? from + d : from - d) &
 					  ~(uintptr_t)(STUB_PAGE - 1));
@@ -154,9 +160,10 @@ int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
 	s.d.key = key;
 	memset(s.d.old, SY_SC_STUB_FILL, SY_SC_STUB_LEN);
 	sy_arch_sc_stub(target, s.d.new_);
-	/* no sync: nothing can run the stub before a site calls it, and
-	 * the write of that call is followed by a sync (file comment) */
-	r = sy_poke_apply_nosync(&src);
+	/* x86-64: no sync: nothing can run the stub before a site calls it,
+	 * and the write of that call is followed by a sync (file comment);
+	 * AArch64 syncs here (SY_SC_STUB_SYNC, arch/aarch64/sy_arch.h) */
+	r = SY_SC_STUB_SYNC ? sy_poke_apply(&src) : sy_poke_apply_nosync(&src);
 	if (r)
 		return r;
 	pg->used += SY_SC_STUB_LEN;

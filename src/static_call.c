@@ -325,7 +325,20 @@ void sy_sc_visit(sy_sc_site_visit fn, void *arg)
 				fn(entry_key(e), arg);
 }
 
-#else /* !SY_SC_GUARD: no patched sites, a static call is a load + call */
+#elif defined(SY_SC_INSN)	/* one-instruction sites: sc_insn.c */
+
+static int sc_table_add_locked(struct sy_sc_entry *start,
+			       struct sy_sc_entry *stop)
+{
+	return sy_sc_insn_add_locked(start, stop);
+}
+
+static int sc_table_remove_locked(struct sy_sc_entry *start)
+{
+	return sy_sc_insn_remove_locked(start);
+}
+
+#else /* no patched sites: a static call is a load + call */
 
 void sy_sc_visit(sy_sc_site_visit fn, void *arg)
 {

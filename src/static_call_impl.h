@@ -6,7 +6,8 @@
  *  - sc_payload.c: what a payload holds for a target (a call, a stub's
  *    call, NOPs, RET0, a native), and what it holds now under a debugger's
  *    breakpoints;
- *  - sc_update.c: the protocols' steps as poke sources, and the update.
+ *  - sc_update.c: the protocols' steps as poke sources, and the update;
+ *  - sc_insn.c: sites of one call instruction (AArch64), whole.
  * Everything declared here is for the patch lock's holder.
  */
 #ifndef SY_STATIC_CALL_IMPL_H
@@ -31,6 +32,14 @@
  * lock held. */
 SY_HIDDEN int sy_sc_update_locked(struct static_call_key *key,
 				  void (*func)(void));
+
+#ifdef SY_SC_INSN	/* sites of one instruction (sc_insn.c) */
+/* Register an object's table of sites [start, stop), or forget it. Patch
+ * lock held. */
+SY_HIDDEN int sy_sc_insn_add_locked(struct sy_sc_entry *start,
+				    struct sy_sc_entry *stop);
+SY_HIDDEN int sy_sc_insn_remove_locked(struct sy_sc_entry *start);
+#endif
 
 #ifdef SY_SC_GUARD	/* the arch has patched sites (sy_arch.h) */
 

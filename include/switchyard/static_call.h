@@ -274,8 +274,13 @@ SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
  * translation units. Where static calls are not patched sites it is func
  * itself.
  */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if (defined(__x86_64__) || (defined(__aarch64__) && defined(__LP64__))) && \
+	(defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__)
 #include <switchyard/arch/x86_64_callee_save.h>
+#else
+#include <switchyard/arch/aarch64_callee_save.h>
+#endif
 #define SWITCHYARD_CALLEE_SAVE(func) sy__callee_save_##func
 #define SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)                             \
 	extern __typeof__(func) SWITCHYARD_CALLEE_SAVE(func)                   \
@@ -314,6 +319,9 @@ struct sy__sc_meta {
 #if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) &&               \
 	(defined(__GNUC__) || defined(__clang__))
 #include <switchyard/arch/x86_64_static_call.h>
+#elif !defined(SWITCHYARD_NO_PATCHING) && defined(__aarch64__) &&              \
+	defined(__LP64__) && (defined(__GNUC__) || defined(__clang__))
+#include <switchyard/arch/aarch64_static_call.h>
 #endif
 
 #ifdef SY__ARCH_HAVE_STATIC_CALL

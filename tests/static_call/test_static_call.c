@@ -19,7 +19,32 @@
 #include "sy_sc_sites.h"
 #include "sy_test.h"
 
-#ifdef SY__ARCH_HAVE_STATIC_CALL
+#if defined(SY__ARCH_HAVE_STATIC_CALL) && defined(__aarch64__)
+/*
+ * The sites (AArch64): one word each, after every update the fastest
+ * call of the key's target (a BL to it, or to a stub near the site for
+ * one out of reach such as the library's __static_call_return0; a NOP for
+ * NULL); with SWITCHYARD_STATIC_CALL=detour, the BL to the veneer.
+ */
+static int check_sites(struct static_call_key *key)
+{
+	int n = 0;
+
+	for (struct sy_sc_rec *r = __start_sy_static_call_sites;
+	     r < __stop_sy_static_call_sites; r++) {
+		if (r->meta->key != key)
+			continue;
+		n++;
+		if (!sy_sc_patched_mode())
+			CHECK(sy_sc_bl_dest(r) == sy_sc_veneer(r));
+		else
+			CHECK(sy_sc_calls(r, (uintptr_t)key->func));
+	}
+	return n;
+}
+#define CHECK_SITES(key) CHECK(check_sites(key) >= 1)
+#define patched_mode sy_sc_patched_mode
+#elif defined(SY__ARCH_HAVE_STATIC_CALL)
 /*
  * The sites: this object's records (the glue's section), and what each
  * site of a key must hold for the key's target: with rseq, the guard
@@ -206,7 +231,76 @@ static void test_update_while_calling(void)
 	CHECK(static_call_query(sc_tick) == tick_a);
 }
 
-#ifdef SY__ARCH_HAVE_STATIC_CALL
+#if defined(SY__ARCH_HAVE_STATIC_CALL) && defined(__aarch64__)
+#include <sys/mman.h>
+
+static int ref_a(int x) { return x + 10; }
+static int ref_b(int x) { return x + 20; }
+DEFINE_STATIC_CALL(sc_refuse, ref_a);
+
+__attribute__((noinline)) static int call_refuse(int x)
+{
+	return static_call(sc_refuse)(x);
+}
+
+/* Store w at the site of r (an mprotect window: under qemu-user a write
+ * through /proc/self/mem is not seen by the code), with the cache
+ * maintenance. Only while no thread runs the site. */
+static void poke_word(const struct sy_sc_rec *r, uint32_t w)
+{
+	uintptr_t c = (uintptr_t)sy_sc_code(r), pg = c & ~(uintptr_t)4095;
+
+	CHECK_EQ(mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE |
+			  PROT_EXEC), 0);
+	__atomic_store_n((uint32_t *)c, w, __ATOMIC_RELAXED);
+	CHECK_EQ(mprotect((void *)pg, 4096, PROT_READ | PROT_EXEC), 0);
+	__builtin___clear_cache((char *)c, (char *)c + 4);
+}
+
+/*
+ * A site holding a word the library did not write is refused, never
+ * overwritten: the update fails with -EFAULT and changes nothing (the key
+ * keeps its target). A debugger's BRK over a site whose word must change
+ * fails it with -EBUSY, nothing changed; an update that leaves the hidden
+ * word as it is succeeds. Once the site holds its word again, updates
+ * patch it.
+ */
+static void test_refused_payload(void)
+{
+	struct sy_sc_rec *r = NULL;
+	uint32_t saved;
+
+	if (!patched_mode())
+		return;
+	CHECK_EQ(call_refuse(1), 11);
+	for (struct sy_sc_rec *p = __start_sy_static_call_sites;
+	     p < __stop_sy_static_call_sites; p++)
+		if (p->meta->key == &STATIC_CALL_KEY(sc_refuse))
+			r = p;
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(sy_sc_calls(r, (uintptr_t)ref_a));
+	saved = sy_sc_word(r);
+	poke_word(r, 0x00000001u);			/* udf #1 */
+	CHECK_EQ(static_call_update(sc_refuse, ref_b), -EFAULT);
+	CHECK_EQ(sy_sc_word(r), 0x00000001u);		/* not overwritten */
+	CHECK(static_call_query(sc_refuse) == ref_a);	/* nothing changed */
+	poke_word(r, 0xd4200000u);			/* brk #0 */
+	CHECK_EQ(static_call_update(sc_refuse, ref_b), -EBUSY);
+	CHECK(static_call_query(sc_refuse) == ref_a);
+	CHECK_EQ(static_call_update(sc_refuse, ref_a), 0);	/* no change */
+	CHECK_EQ(sy_sc_word(r), 0xd4200000u);
+	poke_word(r, saved);				/* "delete" */
+	CHECK_EQ(static_call_update(sc_refuse, ref_b), 0);
+	CHECK(sy_sc_calls(r, (uintptr_t)ref_b));
+	CHECK_EQ(call_refuse(1), 21);
+}
+
+static void test_cc_in_rel(void)
+{
+}
+#elif defined(SY__ARCH_HAVE_STATIC_CALL)
 /* A payload holding unexpected bytes is refused, never overwritten; the
  * update still takes effect, through the site's detour. */
 static int ref_a(int x) { return x + 10; }

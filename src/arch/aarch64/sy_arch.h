@@ -201,6 +201,142 @@ static inline void sy_arch_code_written(uintptr_t addr, size_t len)
 	__builtin___clear_cache((char *)addr, (char *)(addr + len));
 }
 
+/* ---- static calls ---------------------------------------------------------
+ *
+ * A site is one word (include/switchyard/arch/aarch64_static_call.h):
+ *
+ *   form         word                          encoding
+ *   call         BL target                     100101 imm26 (target - site)/4
+ *   none (NULL)  NOP                           d503201f
+ *   breakpoint   BRK                           a debugger's: never written
+ *
+ * src/sc_insn.c rewrites it whole: every pair of forms is on the Arm ARM's
+ * list of concurrently modifiable instructions (B2.2.5).
+ */
+#define SY_SC_INSN 4	/* a site: one instruction word */
+#define SY_A64_BL 0x94000000u
+#define SY_A64_BL_MASK 0xfc000000u
+
+/* BL to target from code into out; false when out of reach (+-128 MiB)
+ * or misaligned. */
+static inline bool sy_arch_sc_call(uintptr_t code, uintptr_t target,
+				   uint8_t out[4])
+{
+	uint32_t b = sy_a64_b(code, target);	/* B's reach and rule */
+
+	if (!b)
+		return false;
+	b = SY_A64_BL | (b & ~SY_A64_B_MASK);
+	memcpy(out, &b, 4);
+	return true;
+}
+
+static inline void sy_arch_sc_none(uint8_t out[4])
+{
+	uint32_t w = SY_A64_NOP;
+
+	memcpy(out, &w, 4);
+}
+
+/* The target of the BL at mem (site code), or 0 when it holds none. */
+static inline uintptr_t sy_arch_sc_call_target(const uint8_t *mem,
+					       uintptr_t code)
+{
+	uint32_t w = sy_a64_word(mem);
+	int32_t imm = (int32_t)(w << 6) >> 6;	/* imm26, sign-extended */
+
+	if ((w & SY_A64_BL_MASK) != SY_A64_BL)
+		return 0;
+	return code + (uintptr_t)((intptr_t)imm * 4);
+}
+
+/*
+ * A veneer as the header emits it (SY__SC_TEXT, SY__SC_TEXT_CS), checked
+ * before its site is touched: its load of the meta's address (adrp + ldr
+ * from the site's record), then the fixed words. Returns the address the
+ * meta is loaded from (the caller compares it with the record's), 0 when
+ * the bytes differ.
+ */
+static inline uintptr_t sy_a64_adrp_ldr(uintptr_t pc, uint32_t adrp,
+					uint32_t ldr, unsigned reg)
+{
+	int64_t hi;
+	uintptr_t page;
+
+	/* ADRP: 1 immlo(2) 10000 immhi(19) Rd; LDR (imm, 64-bit): 11 111
+	 * 0 01 01 imm12 Rn Rt, offset imm12 * 8 */
+	if ((adrp & 0x9f00001fu) != (0x90000000u | reg) ||
+	    (ldr & 0xffc003ffu) != (0xf9400000u | reg << 5 | reg))
+		return 0;
+	hi = (int64_t)((((adrp >> 5) & 0x7ffff) << 2) | ((adrp >> 29) & 3));
+	hi = (hi << 43) >> 43;	/* 21 bits, sign-extended */
+	page = (pc & ~(uintptr_t)0xfff) + (uintptr_t)(hi << 12);
+	return page + ((ldr >> 10) & 0xfff) * 8;
+}
+
+static inline uintptr_t sy_arch_sc_veneer_slot(uintptr_t v, bool cs)
+{
+	static const uint32_t tail[] = {
+		0xf9400210u,	/* ldr x16, [x16] (the key) */
+		0xc8dffe10u,	/* ldar x16, [x16] (its func) */
+	};
+	static const uint32_t plain[] = {
+		0xb4000050u,	/* cbz x16, .+8 */
+		0xd61f0200u,	/* br x16 */
+		0xd65f03c0u,	/* ret */
+	};
+	static const uint32_t cs_head[] = {
+		0xa9b77bfdu,	/* stp x29, x30, [sp, #-144]! */
+		0x910003fdu,	/* mov x29, sp */
+	};
+	static const uint32_t cs_call[] = {
+		0xb4000050u,	/* cbz x16, .+8 */
+		0xd63f0200u,	/* blr x16 */
+	};
+	const uint32_t *w = (const uint32_t *)v;
+	uintptr_t slot;
+
+	if (cs) {
+		if (memcmp(w, cs_head, sizeof(cs_head)))
+			return 0;
+		w += 10;	/* the frame, 8 stp */
+	}
+	slot = sy_a64_adrp_ldr((uintptr_t)w, w[0], w[1], 16);
+	if (!slot || memcmp(w + 2, tail, sizeof(tail)))
+		return 0;
+	if (cs ? memcmp(w + 4, cs_call, sizeof(cs_call))
+	       : memcmp(w + 4, plain, sizeof(plain)))
+		return 0;
+	return slot;
+}
+
+/*
+ * Stubs for targets beyond a BL's reach (sc_stub.c): `ldr x16, .+8;
+ * br x16; .quad target` (a literal load, the kernel's module PLT idea),
+ * 16 bytes, in pages mapped within 96 MiB of the site (a BL reaches
+ * 128). A stub page's unused words are UDF #0 (0). Written once, before
+ * any site calls it, then synced (SY_SC_STUB_SYNC): a core that runs the
+ * new BL before the update's own sync must find the stub's instructions
+ * already visible to its instruction fetch (Arm ARM B2.4.4: the writer's
+ * maintenance, then a context synchronisation event on each core).
+ */
+#define SY_SC_STUB_LEN 16
+#define SY_SC_STUB_FILL 0x00
+#define SY_SC_STUB_REACH (96ul << 20)
+#define SY_SC_STUB_STEP (1ul << 20)
+#define SY_SC_STUB_SYNC 1
+static inline void sy_arch_sc_stub(uintptr_t target, uint8_t out[16])
+{
+	static const uint32_t code[2] = {
+		0x58000050u,	/* ldr x16, .+8 */
+		0xd61f0200u,	/* br x16 */
+	};
+	uint64_t t = target;
+
+	memcpy(out, code, 8);
+	memcpy(out + 8, &t, 8);
+}
+
 /* A spin-wait hint. */
 static inline void sy_arch_cpu_relax(void)
 {

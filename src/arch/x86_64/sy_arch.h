@@ -389,6 +389,14 @@ static inline bool sy_arch_sc_is_call(const uint8_t *p, unsigned room)
  */
 #define SY_SC_STUB_LEN 16
 #define SY_SC_STUB_FILL SY_X86_INT3	/* what a stub page holds unused */
+/* Stub pages lie within 1.5 GiB of their sites (a rel32 reaches 2),
+ * sought 64 MiB apart. No sync of their own: nothing runs a stub before a
+ * payload that calls it is written, and that write is followed by the
+ * update's SYNC_CORE (a processor snoops stores to code: SDM vol. 3A,
+ * "Self-Modifying Code"). */
+#define SY_SC_STUB_REACH (3ul << 29)
+#define SY_SC_STUB_STEP (64ul << 20)
+#define SY_SC_STUB_SYNC 0
 static inline void sy_arch_sc_stub(uintptr_t target, uint8_t out[16])
 {
 	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
