@@ -162,6 +162,34 @@ static int write_procmem(uintptr_t addr, const uint8_t *buf, size_t len,
 	*done = len;
 	return 0;
 #endif
+#ifdef SY_ARCH_CODE_WORD
+	/*
+	 * One pwrite per instruction word that changes (AArch64): the kernel
+	 * copies into its own mapping of the page with its memcpy, which for
+	 * an aligned 4-byte copy makes 32-bit stores of the word (single-copy
+	 * atomic: Arm ARM B2.2.1), while a longer copy may use 128-bit or
+	 * unaligned stores that promise nothing for a word inside them. That
+	 * is the kernel's implementation, not its contract; the mprotect
+	 * window (sy_arch_code_store()) is exact by the architecture.
+	 */
+	while (*done < len) {
+		uintptr_t a = addr + *done;
+		size_t n = SY_ARCH_CODE_WORD - a % SY_ARCH_CODE_WORD;
+
+		if (n > len - *done)
+			n = len - *done;
+		if (memcmp((const void *)a, buf + *done, n)) {
+			ssize_t w;
+
+			counters.write_calls++;
+			w = pwrite(mem_fd, buf + *done, n, (off_t)a);
+			if (w != (ssize_t)n)
+				return w < 0 ? -errno : -EIO;
+		}
+		*done += n;
+	}
+	return 0;
+#endif
 	while (*done < len) {
 		ssize_t n;
 

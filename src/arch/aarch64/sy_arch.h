@@ -166,6 +166,10 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 	return (sy_a64_word(mem) & SY_A64_B_MASK) == SY_A64_B;
 }
 
+/* Code is written a word at a time through /proc/self/mem too
+ * (poke_write.c says why). */
+#define SY_ARCH_CODE_WORD 4
+
 #define SY_ARCH_HAVE_CODE_STORE 1
 /*
  * Store len bytes of code at dst (through a writable mapping): every
