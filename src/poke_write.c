@@ -279,6 +279,58 @@ out:
 	return r;
 }
 
+#ifdef SY_ARCH_PROT_VMFLAG
+/*
+ * Whether the mapping holding addr carries SY_ARCH_PROT_VMFLAG in its
+ * VmFlags (/proc/self/smaps): AArch64's guarded pages (PROT_BTI, "bt"),
+ * which /proc/self/maps does not show. A window that restored r-x without
+ * it would silently take an object's branch target protection away.
+ * Unreadable, or not found: false (qemu-user's smaps, the host's view,
+ * never shows it).
+ */
+static bool vmflag_of(uintptr_t addr)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+	bool in = false, flag = false;
+
+	if (fd < 0)
+		return false;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			const char *p = buf;
+
+			*nl = 0;
+			if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) {
+				unsigned long a = parse_hex(&p), b;
+
+				p++;	/* '-' */
+				b = parse_hex(&p);
+				in = a <= addr && addr < b;
+			} else if (in && !strncmp(p, "VmFlags:", 8)) {
+				flag = strstr(p, " " SY_ARCH_PROT_VMFLAG) != NULL;
+				goto out;
+			}
+			have -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, have + 1);
+		}
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* an absurdly long line: skip it */
+	}
+out:
+	close(fd);
+	return flag;
+}
+#endif
+
 /*
  * Write len bytes at addr by opening a read-write-execute window over their
  * pages, and restoring the pages' protection after. Safe while other
@@ -299,9 +351,15 @@ static int write_mprotect(uintptr_t addr, const uint8_t *buf, size_t len,
 	r = prot_of(lo, hi, &prot);
 	if (r)
 		return r;
+#ifdef SY_ARCH_PROT_VMFLAG
+	if (vmflag_of(lo))
+		prot |= SY_ARCH_PROT_EXTRA;
+#endif
 	counters.write_calls++;
 	counters.rwx_windows++;
-	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
+	if (mprotect((void *)lo, hi - lo,
+		     PROT_READ | PROT_WRITE | PROT_EXEC |
+		     (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC))))
 		return -errno;
 	sy_arch_code_store((void *)addr, buf, len);
 	*done = len;

@@ -170,6 +170,12 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
  * (poke_write.c says why). */
 #define SY_ARCH_CODE_WORD 4
 
+/* A guarded page (BTI) shows as "bt" in /proc/self/smaps' VmFlags, and its
+ * protection carries PROT_BTI (<asm/mman.h>): the mprotect window keeps it
+ * (poke_write.c). */
+#define SY_ARCH_PROT_VMFLAG "bt"
+#define SY_ARCH_PROT_EXTRA 0x10
+
 #define SY_ARCH_HAVE_CODE_STORE 1
 /*
  * Store len bytes of code at dst (through a writable mapping): every
