@@ -22,9 +22,14 @@
  * had, through the detour). A process where libc did not register rseq
  * (valgrind, GLIBC_TUNABLES=glibc.pthread.rseq=0), and
  * SWITCHYARD_STATIC_CALL=detour in the environment leave the site on its
- * detour: an indirect call through the key, as exact. Elsewhere, and with
- * SWITCHYARD_NO_PATCHING, a static call loads its key's target (acquire)
- * and calls it indirectly.
+ * detour: an indirect call through the key, as exact. On AArch64 (gcc,
+ * clang) a site is one `bl` to the current target (to a stub near the site
+ * for a far one; a NOP for NULL; RET0 is a call to __static_call_return0),
+ * rewritten in place by one aligned word store (the Arm ARM lets BL and
+ * NOP replace each other under running threads), or `bl` to the site's
+ * veneer, which calls through the key (arch/aarch64_static_call.h).
+ * Elsewhere, and with SWITCHYARD_NO_PATCHING, a static call loads its
+ * key's target (acquire) and calls it indirectly.
  *
  * Signatures of a patched site: up to six arguments, each an integer or
  * pointer of at most 8 bytes, returning void, such an integer or a pointer.
@@ -42,9 +47,10 @@
  *    key instead (correct for every signature; an exception cannot unwind
  *    through an asm statement). SWITCHYARD_STATIC_CALL_NOTHROW defined
  *    before the header promises that no target throws.
- * At a patched site the enclosing function gets a frame pointer; the site
- * costs its call plus 6 instructions (stack step, arm, guard). gdb steps
- * over a site and backtraces through it (the detour has unwind info).
+ * At a patched x86-64 site the enclosing function gets a frame pointer;
+ * the site costs its call plus 6 instructions (stack step, arm, guard).
+ * gdb steps over a site and backtraces through it (the detour has unwind
+ * info). An AArch64 site costs nothing but its BL.
  *
  * Beyond the kernel's API (its paravirt ops have them, see below):
  * DEFINE_STATIC_CALL_NATIVE (sites with room for an inline native
@@ -225,6 +231,8 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  * detour aligns the stack itself, and the site restores rsp after its
  * payload: `push %rdi; popfq` is fine there).
  * len: 1 to 15.
+ * On AArch64 a site is one BL and no native replaces it: -EOPNOTSUPP (the
+ * sites keep calling func).
  * Returns 0, -EINVAL (len, or func NULL), -ENOSPC (64 natives already),
  * -EEXIST (func has other code already), -EDEADLK (from a signal handler
  * that interrupted a switchyard call on the same thread), or an error of
