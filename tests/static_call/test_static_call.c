@@ -364,9 +364,75 @@ static void test_update_counts(void)
 	CHECK_EQ(call_cnt(1), 31 + 32);
 }
 
+/*
+ * A target beyond a BL's reach (+-128 MiB): a function copied into a page
+ * mapped 4 GiB and more away from this program (under qemu-user the
+ * libraries lie within reach of the program). Its sites call it through a
+ * stub near them, made and synced before any site branches to it: the
+ * first update costs two batches and two syncs, the next one to it one.
+ */
+DEFINE_STATIC_CALL(sc_far, cnt_a);
+
+__attribute__((noinline)) static int call_far(int x)
+{
+	return static_call(sc_far)(x);
+}
+
+static void test_far_target(void)
+{
+	static const uint32_t code[2] = {
+		0x11001400u,	/* add w0, w0, #5 */
+		0xd65f03c0u,	/* ret */
+	};
+	struct switchyard_stats st;
+	uint64_t b, y, n;
+	void *p = MAP_FAILED;
+	int (*far)(int);
+
+	if (!patched_mode())
+		return;
+	for (uintptr_t d = 4ul << 30; d < (64ul << 30) && p == MAP_FAILED;
+	     d += 1ul << 30) {
+		uintptr_t hint = ((uintptr_t)call_far + d) & ~(uintptr_t)4095;
+
+		p = mmap((void *)hint, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+		if (p != MAP_FAILED && (uintptr_t)p != hint) {
+			munmap(p, 4096);
+			p = MAP_FAILED;
+		}
+	}
+	CHECK(p != MAP_FAILED);
+	if (p == MAP_FAILED)
+		return;
+	memcpy(p, code, sizeof(code));
+	CHECK_EQ(mprotect(p, 4096, PROT_READ | PROT_EXEC), 0);
+	__builtin___clear_cache((char *)p, (char *)p + sizeof(code));
+	far = (int (*)(int))p;
+	CHECK_EQ(far(1), 6);
+	CHECK_EQ(call_far(1), 31);
+	CHECK_EQ(switchyard_get_stats(&st), 0);
+	CHECK_EQ(static_call_update(sc_far, far), 0);
+	stats_delta(&st, &b, &y, &n);
+	CHECK_EQ(b, 2);		/* the stub, then the sites */
+	CHECK_EQ(y, 2);
+	CHECK_SITES(&STATIC_CALL_KEY(sc_far));	/* through the stub */
+	CHECK_EQ(call_far(1), 6);
+	CHECK_EQ(static_call_update(sc_far, cnt_a), 0);
+	CHECK_EQ(call_far(1), 31);
+	CHECK_EQ(static_call_update(sc_far, far), 0);	/* the stub exists */
+	stats_delta(&st, &b, &y, &n);
+	CHECK_EQ(b, 2);		/* to cnt_a and back: one batch each */
+	CHECK_EQ(y, 2);
+	CHECK_EQ(call_far(2), 7);
+	CHECK_EQ(static_call_update(sc_far, cnt_a), 0);
+}
+
 static void test_cc_in_rel(void)
 {
 	test_update_counts();
+	test_far_target();
 }
 #elif defined(SY__ARCH_HAVE_STATIC_CALL)
 /* A payload holding unexpected bytes is refused, never overwritten; the
