@@ -34,6 +34,16 @@
 
 #include "poke_impl.h"
 
+/*
+ * Negative control of tests/static_call/test_sc_after.c: a test-only build
+ * with SY__POKE_NOSYNC skips the writer's cache maintenance and the core
+ * sync, which on Arm hardware leaves other cores (and this one) running
+ * stale instructions after a change returned. 0 in the library.
+ */
+#ifndef SY__POKE_NOSYNC
+#define SY__POKE_NOSYNC 0
+#endif
+
 enum poke_method { METHOD_AUTO, METHOD_PROCMEM, METHOD_MPROTECT };
 
 static int method = -1;
@@ -437,7 +447,8 @@ int sy_poke_write(uintptr_t addr, const uint8_t *buf, size_t len,
 	/* the writing thread's part of making the new code visible (AArch64:
 	 * cache maintenance; the other threads: sy_poke_sync()) */
 	if (*done)
-		sy_arch_code_written(addr, *done);
+		if (!SY__POKE_NOSYNC)
+			sy_arch_code_written(addr, *done);
 #ifdef SY_HAVE_VALGRIND
 	if (*done)
 		VALGRIND_DISCARD_TRANSLATIONS((const void *)addr, *done);
@@ -520,6 +531,8 @@ void sy_poke_sync(void)
 	}
 #endif
 	counters.sync_calls++;
+	if (SY__POKE_NOSYNC)
+		return;
 	r = sy_arch_sync_cores();
 	if (!r)
 		return;
