@@ -92,7 +92,9 @@ static size_t own_x86(const uint8_t *b, size_t n, uint64_t addr, char *buf,
 	return 0;
 }
 
-/* The tool's own AArch64 decoder: NOP, B, BL, BRK, RET */
+/* The tool's own AArch64 decoder: NOP, B, BL, BRK, RET, and the move
+ * wide immediates (MOVZ, MOVK, MOVN: a run-time constant's immediate),
+ * written without capstone's aliases ("movz w0, #0x1, lsl #16") */
 static size_t own_a64(const uint8_t *b, size_t n, uint64_t addr, char *buf,
 		      size_t size)
 {
@@ -112,8 +114,28 @@ static size_t own_a64(const uint8_t *b, size_t n, uint64_t addr, char *buf,
 			 (unsigned long long)a64_branch_target(w, addr));
 	else if ((w & A64_BRK_MASK) == A64_BRK)
 		snprintf(buf, size, "brk #0x%x", (unsigned)(w >> 5 & 0xffff));
-	else
+	else if ((w >> 23 & 0x3f) == 0x25 && (w >> 29 & 3) != 1 &&
+		 ((w >> 31) || !(w >> 22 & 1))) {
+		/* sf opc 100101 hw imm16 Rd (Arm ARM C6.2, MOVZ/MOVK/MOVN) */
+		static const char *const op[] = { "movn", "", "movz", "movk" };
+		unsigned rd = w & 31, hw = w >> 21 & 3;
+		char reg[8];
+
+		if (rd == 31)
+			snprintf(reg, sizeof(reg), "%czr", w >> 31 ? 'x' : 'w');
+		else
+			snprintf(reg, sizeof(reg), "%c%u", w >> 31 ? 'x' : 'w',
+				 rd);
+		snprintf(buf, size, "%s %s, #0x%x", op[w >> 29 & 3], reg,
+			 (unsigned)(w >> 5 & 0xffff));
+		if (hw) {
+			size_t l = strlen(buf);
+
+			snprintf(buf + l, size - l, ", lsl #%u", hw * 16);
+		}
+	} else {
 		return 0;
+	}
 	return 4;
 }
 
