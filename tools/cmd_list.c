@@ -312,8 +312,8 @@ static int list_file(const char *path, bool json)
 			printf(", \"machine\": \"%s\", \"keys\": [",
 			       insn_machine_name(rec.machine));
 	else
-		printf("%s%s: %zu static key%s with %zu site%s, %zu static call "
-		       "site%s, %zu alternative%s, %zu run-time constant "
+		printf("%s%s: %zu static key%s with %zu site%s, %zu static "
+		       "call site%s, %zu alternative%s, %zu run-time constant "
 		       "site%s\n", path,
 		       rec.machine == EM_AARCH64 ? " (AArch64)" : "",
 		       rec.nkeys, rec.nkeys == 1 ? "" : "s",

@@ -77,7 +77,8 @@ static size_t own_x86(const uint8_t *b, size_t n, uint64_t addr, char *buf,
 	if (n >= 5 && (b[0] == X86_JMP32 || b[0] == 0xe8)) {
 		memcpy(&r32, b + 1, 4);
 		snprintf(buf, size, "%s 0x%llx", b[0] == 0xe8 ? "call" : "jmp",
-			 (unsigned long long)(addr + 5 + (uint64_t)(int64_t)r32));
+			 (unsigned long long)(addr + 5 +
+					      (uint64_t)(int64_t)r32));
 		return 5;
 	}
 	if (n >= 5 && b[0] == X86_TEST32) {
@@ -179,8 +180,10 @@ static void append(char *buf, size_t size, size_t *used, const char *fmt,
 	if (*used + 1 >= size)
 		return;
 	w = snprintf(buf + *used, size - *used, fmt, a, b);
-	if (w > 0)
-		*used += (size_t)w < size - *used ? (size_t)w : size - *used - 1;
+	if (w > 0 && (size_t)w < size - *used)
+		*used += (size_t)w;
+	else if (w > 0)
+		*used = size - 1;	/* cut */
 }
 
 void insn_text_all(struct insn_dis *d, const uint8_t *b, size_t n,

@@ -69,7 +69,7 @@ __attribute__((noinline)) int a64_three(int x)
 
 	/* the site (BL to the veneer), the veneer (B to the target, past
 	 * the site's function's flow), and the record */
-	__asm__ volatile("1:\tbl 2f\n\t"			/* CALL_a64_sc */
+	__asm__ volatile("1:\tbl 2f\n\t" /* CALL_a64_sc */
 			 "b 3f\n"
 			 "2:\tb a64_impl\n"
 			 "3:\n\t"
@@ -116,7 +116,7 @@ __attribute__((noinline)) unsigned a64_five(void)
 	unsigned v;
 
 	/* a run-time constant: a 4-byte immediate in MOVZ + MOVK */
-	__asm__("1:\tmovz %w[v], #0x4567\n\t"			/* RC_a64_limit */
+	__asm__("1:\tmovz %w[v], #0x4567\n\t" /* RC_a64_limit */
 		"movk %w[v], #0x123, lsl #16\n"
 		"2:\n\t"
 		".pushsection sy_runtime_const, \"aw\"\n\t"

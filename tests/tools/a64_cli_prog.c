@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 	int x = argc;
 
 	(void)argv;
-	if (static_branch_likely(&a64_prog_key))	/* SITE_a64_prog_key_1 */
+	if (static_branch_likely(&a64_prog_key)) /* SITE_a64_prog_key_1 */
 		x += 2;
 	if (static_branch_likely(&a64_on))		/* SITE_a64_on_2 */
 		x *= 3;
