@@ -6,13 +6,24 @@
 # no code for them at start-up (switchyard(1)). In place, or into OUTPUT
 # (its directory is created), leaving the linked file as it was.
 #
-# The tool: the in-tree target switchyard_cli when there is one, else
+# The tool: the in-tree target switchyard_cli when there is one (in a
+# cross build run through the build's emulator, CMAKE_CROSSCOMPILING_
+# EMULATOR, which CMake puts before a target named as a command), else
 # SWITCHYARD_TOOL if set, else `switchyard` in the package's bin/ or on
-# PATH.
+# PATH. The tool prepatches a file of either machine it reads (x86-64,
+# AArch64), whatever its own: a build machine's tool serves a cross build.
 function(switchyard_prepatch target)
   cmake_parse_arguments(P "" "OUTPUT" "" ${ARGN})
-  if(TARGET switchyard_cli)
-    set(tool $<TARGET_FILE:switchyard_cli>)
+  if(TARGET switchyard_cli AND CMAKE_CROSSCOMPILING AND
+     NOT CMAKE_CROSSCOMPILING_EMULATOR AND NOT SWITCHYARD_TOOL)
+    message(STATUS "switchyard_prepatch(${target}): a cross build without "
+      "an emulator cannot run the tool it builds, and SWITCHYARD_TOOL is "
+      "not set: ${target} is not prepatched")
+    return()
+  endif()
+  if(TARGET switchyard_cli AND NOT (CMAKE_CROSSCOMPILING AND
+     NOT CMAKE_CROSSCOMPILING_EMULATOR))
+    set(tool switchyard_cli)
     add_dependencies(${target} switchyard_cli)
   elseif(SWITCHYARD_TOOL)
     set(tool ${SWITCHYARD_TOOL})

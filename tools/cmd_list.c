@@ -2,12 +2,13 @@
 /*
  * cmd_list.c - `switchyard list FILE|PID [--json]`.
  *
- * Of an ELF executable or shared object (records.c reads it): the static
- * keys, with name, initial state, description and sites, per site its
- * address, function+offset, file:line (with debug information), bytes and
- * disassembly (capstone); then the static call sites, the alternatives
- * and the run-time constant sites, each with its function+offset and
- * file:line.
+ * Of an ELF executable or shared object, x86-64 or AArch64 whatever the
+ * tool's own machine (records.c reads it): the static keys, with name,
+ * initial state, description and sites, per site its address,
+ * function+offset, file:line (with debug information), bytes and
+ * disassembly (insn.c); then the static call sites, the alternatives and
+ * the run-time constant sites, each with its function+offset and
+ * file:line, and in an AArch64 file their instructions too.
  *
  * Of a live process (an operand of digits only; a file named so is
  * ./123): what its library says over the control socket (client.c), the
@@ -18,7 +19,7 @@
  * the process could not be reached (a message on stderr says why), 2
  * usage.
  */
-#include <capstone/capstone.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -36,6 +37,7 @@
 #include "../src/sy_names.h"
 #include "client.h"
 #include "cmds.h"
+#include "insn.h"
 #include "records.h"
 #include "util.h"
 
@@ -69,37 +71,85 @@ static int map_file(const char *path, struct file *f)
 	return 0;
 }
 
-/* The instruction at site s as capstone disassembles it, or
- * "(not decoded)" */
-static void site_text(csh cs, const struct sy_rec_site *s, char *buf,
-		      size_t size)
+/* The instruction at site s as text, or "(not decoded)" */
+static void site_text(struct insn_dis *d, const struct sy_rec_site *s,
+		      char *buf, size_t size)
 {
-	cs_insn *insn;
-	size_t n = 0;
+	insn_text(d, s->bytes, s->len ? s->len : s->nbytes, s->addr, buf,
+		  size);
+}
+
+/* n bytes as "xx xx ..." in buf (cut at size) */
+static void hex_bytes(const uint8_t *b, size_t n, char *buf, size_t size)
+{
+	size_t used = 0;
 
 	buf[0] = 0;
-	if (cs && s->nbytes)
-		n = cs_disasm(cs, s->bytes, s->len ? s->len : s->nbytes,
-			      s->addr, 1, &insn);
-	if (n) {
-		/* capstone's fields are 32 and 160 bytes: the sum fits */
-		snprintf(buf, size, "%.31s %.159s", insn[0].mnemonic,
-			 insn[0].op_str);
-		cs_free(insn, n);
+	for (size_t i = 0; i < n && used + 4 <= size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%02x",
+					 i ? " " : "", b[i]);
+}
+
+/*
+ * An AArch64 static call site's instruction (its BL, as compiled to its
+ * veneer; or whatever the file holds): text "  bl #0x7f0 (veneer)", or
+ * the JSON fields "bytes", "disasm", "veneer".
+ */
+static void call_insn(struct insn_dis *d, const struct sy_rec_call *c,
+		      bool json)
+{
+	char dis[256] = "(not in the file)", bytes[16] = "";
+	bool to_veneer = false;
+
+	if (c->insn) {
+		uint32_t w = a64_word(c->insn);
+
+		insn_text(d, c->insn, 4, c->addr, dis, sizeof(dis));
+		hex_bytes(c->insn, 4, bytes, sizeof(bytes));
+		to_veneer = c->veneer && (w & A64_BRANCH_MASK) == A64_BL &&
+			    a64_branch_target(w, c->addr) == c->veneer;
+	}
+	if (json) {
+		printf(", \"bytes\": \"%s\", \"disasm\": ", bytes);
+		json_str(stdout, dis);
+		if (c->veneer)
+			printf(", \"veneer\": \"0x%llx\"",
+			       (unsigned long long)c->veneer);
+		else
+			printf(", \"veneer\": null");
 	} else {
-		snprintf(buf, size, "(not decoded)");
+		printf("  %s%s", dis, to_veneer ? " (veneer)" : "");
 	}
 }
 
-/* After the keys: the static call sites, the alternatives and the
+/* n bytes of code at addr (NULL: not in the file) as text in buf */
+static void code_text(struct insn_dis *d, const uint8_t *b, size_t n,
+		      uint64_t addr, char *buf, size_t size)
+{
+	if (!b)
+		snprintf(buf, size, "(not in the file)");
+	else if (!n)
+		snprintf(buf, size, "(none)");
+	else
+		insn_text_all(d, b, n, addr, buf, size);
+}
+
+/*
+ * After the keys: the static call sites, the alternatives and the
  * run-time constant sites of rec, as tables or as the JSON's other
- * arrays. */
+ * arrays. In an AArch64 file each also shows its instructions (a static
+ * call site's BL, an alternative's site and replacement, a run-time
+ * constant's instructions up to the one with the immediate); an x86-64
+ * file's listing is the one it always was.
+ */
 static void list_others(const struct sy_records *rec,
 			const struct sy_syms *syms,
-			const struct sy_lines *lines, bool json)
+			const struct sy_lines *lines, struct insn_dis *d,
+			bool json)
 {
+	bool a64 = rec->machine == EM_AARCH64;
 	struct place pl;
-	char buf[1024];
+	char buf[1024], code[1024];
 
 	if (json)
 		printf(", \"static_calls\": [");
@@ -123,12 +173,17 @@ static void list_others(const struct sy_records *rec,
 			printf(", \"callee_save\": %s, ",
 			       c->callee_save ? "true" : "false");
 			json_place(&pl);
+			if (a64)
+				call_insn(d, c, true);
 			printf("}");
 		} else {
-			printf("  %-20s 0x%-8llx %-40s -> %s%s\n", c->name,
+			printf("  %-20s 0x%-8llx %-40s -> %s%s", c->name,
 			       (unsigned long long)c->addr, buf,
 			       tn ? tn : "(target in another object)",
 			       c->callee_save ? "  callee-save" : "");
+			if (a64)
+				call_insn(d, c, false);
+			printf("\n");
 		}
 		place_free(&pl);
 		free(tn_owned);
@@ -140,7 +195,9 @@ static void list_others(const struct sy_records *rec,
 		       rec->nalts == 1 ? "" : "s");
 	for (size_t i = 0; i < rec->nalts; i++) {
 		const struct sy_rec_alt *a = &rec->alts[i];
-		const char *fn = switchyard_cpu_feature_name(a->feature);
+		/* the library's names are its own machine's numbering */
+		const char *fn = rec->machine == INSN_HOST_MACHINE ?
+				 switchyard_cpu_feature_name(a->feature) : NULL;
 		char feat[48];
 
 		snprintf(feat, sizeof(feat), "%s%s", a->absent ? "!" : "",
@@ -157,11 +214,29 @@ static void list_others(const struct sy_records *rec,
 			printf(", \"length\": %u, \"replacement_length\": %u, ",
 			       a->len, a->repl_len);
 			json_place(&pl);
+			if (a64) {
+				code_text(d, a->bytes, a->len, a->addr, code,
+					  sizeof(code));
+				printf(", \"disasm\": ");
+				json_str(stdout, code);
+				code_text(d, a->repl_bytes, a->repl_len,
+					  a->repl, code, sizeof(code));
+				printf(", \"replacement_disasm\": ");
+				json_str(stdout, code);
+			}
 			printf("}");
 		} else {
 			printf("  0x%-8llx %-40s %2u bytes  if %s: %u bytes\n",
 			       (unsigned long long)a->addr, buf, a->len, feat,
 			       a->repl_len);
+			if (a64) {
+				code_text(d, a->bytes, a->len, a->addr, code,
+					  sizeof(code));
+				printf("      site:  %s\n", code);
+				code_text(d, a->repl_bytes, a->repl_len,
+					  a->repl, code, sizeof(code));
+				printf("      if %s: %s\n", feat, code);
+			}
 		}
 		place_free(&pl);
 	}
@@ -177,16 +252,25 @@ static void list_others(const struct sy_records *rec,
 
 		place_find(&pl, syms, lines, c->addr);
 		place_text(&pl, buf, sizeof(buf));
+		if (a64)
+			code_text(d, c->bytes, c->end, c->addr, code,
+				  sizeof(code));
 		if (json) {
 			printf("%s\n  {\"name\": ", i ? "," : "");
 			json_str(stdout, vn);
 			printf(", \"address\": \"0x%llx\", \"size\": %u, ",
 			       (unsigned long long)c->addr, c->size);
 			json_place(&pl);
+			if (a64) {
+				printf(", \"disasm\": ");
+				json_str(stdout, code);
+			}
 			printf("}");
 		} else {
 			printf("  %-20s 0x%-8llx %-40s %u-byte immediate\n", vn,
 			       (unsigned long long)c->addr, buf, c->size);
+			if (a64)
+				printf("      %s\n", code);
 		}
 		place_free(&pl);
 		free(vn_owned);
@@ -201,7 +285,7 @@ static int list_file(const char *path, bool json)
 	struct sy_syms syms = { 0 };
 	struct sy_lines lines = { 0 };
 	struct file f = { NULL, 0 };
-	csh cs = 0;
+	struct insn_dis dis;
 	int r = map_file(path, &f);
 
 	if (r) {
@@ -220,16 +304,19 @@ static int list_file(const char *path, bool json)
 	/* names and lines are a bonus: a file without them still lists */
 	(void)sy_syms_parse(f.img, f.size, 0, &syms);
 	(void)sy_lines_parse(f.img, f.size, 0, &lines);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		cs = 0;
+	insn_dis_open(&dis, rec.machine);
 
+	/* an x86-64 file's header is the one it always was */
 	if (json)
 		printf("{\"file\": "), json_str(stdout, path),
-			printf(", \"keys\": [");
+			printf(", \"machine\": \"%s\", \"keys\": [",
+			       insn_machine_name(rec.machine));
 	else
-		printf("%s: %zu static key%s with %zu site%s, %zu static call "
-		       "site%s, %zu alternative%s, %zu run-time constant "
-		       "site%s\n", path, rec.nkeys, rec.nkeys == 1 ? "" : "s",
+		printf("%s%s: %zu static key%s with %zu site%s, %zu static "
+		       "call site%s, %zu alternative%s, %zu run-time constant "
+		       "site%s\n", path,
+		       rec.machine == EM_AARCH64 ? " (AArch64)" : "",
+		       rec.nkeys, rec.nkeys == 1 ? "" : "s",
 		       rec.nsites, rec.nsites == 1 ? "" : "s", rec.ncalls,
 		       rec.ncalls == 1 ? "" : "s", rec.nalts,
 		       rec.nalts == 1 ? "" : "s", rec.nrcs,
@@ -279,7 +366,7 @@ static int list_file(const char *path, bool json)
 		free(definer);
 		for (size_t j = 0; j < k->nsites; j++) {
 			const struct sy_rec_site *s = &k->sites[j];
-			char dis[256], bytes[40] = "";
+			char text[256], bytes[40] = "";
 			struct place pl;
 
 			place_find(&pl, &syms, &lines, s->addr);
@@ -289,7 +376,7 @@ static int list_file(const char *path, bool json)
 				snprintf(bytes + strlen(bytes),
 					 sizeof(bytes) - strlen(bytes),
 					 "%s%02x", b ? " " : "", s->bytes[b]);
-			site_text(cs, s, dis, sizeof(dis));
+			site_text(&dis, s, text, sizeof(text));
 			if (json) {
 				printf("%s\n    {\"address\": \"0x%llx\", ",
 				       j ? "," : "",
@@ -297,7 +384,7 @@ static int list_file(const char *path, bool json)
 				json_place(&pl);
 				printf(", \"length\": %u, \"bytes\": \"%s\", "
 				       "\"disasm\": ", s->len, bytes);
-				json_str(stdout, dis);
+				json_str(stdout, text);
 				printf(", \"likely\": %s}",
 				       s->likely ? "true" : "false");
 			} else {
@@ -311,7 +398,7 @@ static int list_file(const char *path, bool json)
 					snprintf(loc, sizeof(loc), "-");
 				printf("  0x%-8llx %-24s %-24s %-14s %-24s %s\n",
 				       (unsigned long long)s->addr, where, loc,
-				       bytes, dis,
+				       bytes, text,
 				       s->likely ? "likely" : "unlikely");
 			}
 			place_free(&pl);
@@ -321,11 +408,10 @@ static int list_file(const char *path, bool json)
 	}
 	if (json)
 		printf("\n]");
-	list_others(&rec, &syms, &lines, json);
+	list_others(&rec, &syms, &lines, &dis, json);
 	if (json)
 		printf("}\n");
-	if (cs)
-		cs_close(&cs);
+	insn_dis_close(&dis);
 	sy_lines_free(&lines);
 	sy_syms_free(&syms);
 	sy_records_free(&rec);
@@ -335,22 +421,63 @@ static int list_file(const char *path, bool json)
 
 /* ---- a live process ----------------------------------------------------- */
 
+/*
+ * The machine of the ELF file at path (a live process's object, by the
+ * path its library gives), or the tool's own when it cannot be read: the
+ * bytes of a site are disassembled as that machine's code (an x86-64 tool
+ * may talk to an AArch64 process run under qemu-user, whose socket it
+ * reaches like any other).
+ */
+static unsigned object_machine(const char *path)
+{
+	static char last[4096];
+	static unsigned last_machine;
+	unsigned machine = INSN_HOST_MACHINE;
+	Elf64_Ehdr eh;
+	int fd;
+
+	if (last_machine && !strcmp(path, last))
+		return last_machine;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		if (read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) &&
+		    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+		    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+		    insn_machine_known(eh.e_machine))
+			machine = eh.e_machine;
+		close(fd);
+	}
+	snprintf(last, sizeof(last), "%s", path);
+	last_machine = machine;
+	return machine;
+}
+
+/* The disassembler of machine's code, opened once for the listing */
+static struct insn_dis *live_dis(unsigned machine)
+{
+	static struct insn_dis dis[2];
+	static bool opened[2];
+	unsigned i = machine == EM_AARCH64;
+
+	if (!opened[i]) {
+		insn_dis_open(&dis[i], machine);
+		opened[i] = true;
+	}
+	return &dis[i];
+}
+
 /* The sites of a key object of `list PID` ("site_list"), as `list FILE`
  * prints them: address, function+offset, file:line, bytes, disassembly. */
 static void print_sites(const char *obj)
 {
-	static csh cs;
-	static bool cs_tried;
 	const char *p = strstr(obj, "\"site_list\": [");
-	char v[512];
+	struct insn_dis *d;
+	char v[512], path[4096];
 
 	if (!p)
 		return;
-	if (!cs_tried) {
-		cs_tried = true;
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-			cs = 0;
-	}
+	d = live_dis(reply_field(obj, "object", path, sizeof(path)) &&
+		     *path ? object_machine(path) : INSN_HOST_MACHINE);
 	while ((p = strstr(p, "{\"address\": "))) {
 		const char *end = reply_obj_end(p);
 		char *site = strndup(p, end ? (size_t)(end - p) + 1 : strlen(p));
@@ -358,10 +485,9 @@ static void print_sites(const char *obj)
 		unsigned long long addr = 0;
 		uint8_t b[8];
 		size_t nb = 0;
-		cs_insn *insn;
 
 		if (!site)
-			return;
+			break;
 		if (reply_field(site, "address", v, sizeof(v)))
 			addr = strtoull(v, NULL, 16);
 		/* the process's own function+offset, as its library spells
@@ -388,12 +514,10 @@ static void print_sites(const char *obj)
 				b[nb++] = (uint8_t)x;
 				q = e;
 			}
-		snprintf(dis, sizeof(dis), "(not mapped)");
-		if (cs && nb && cs_disasm(cs, b, nb, addr, 1, &insn) == 1) {
-			snprintf(dis, sizeof(dis), "%.31s %.159s",
-				 insn[0].mnemonic, insn[0].op_str);
-			cs_free(insn, 1);
-		}
+		if (nb)
+			insn_text(d, b, nb, addr, dis, sizeof(dis));
+		else
+			snprintf(dis, sizeof(dis), "(not mapped)");
 		printf("    %#llx  %-24s %s  %-14s %-24s %s\n", addr, fn, where,
 		       bytes, dis,
 		       reply_field(site, "likely", v, sizeof(v)) &&

@@ -7,30 +7,43 @@
  * message on stderr says why), 2 usage.
  *
  * A site is assembled as a jump to its out-of-line code; the library
- * turns it into its TEST form at registration wherever the key's state
- * asks for the straight-line path (src/registry.c). Written here instead,
- * the file's text pages need no write at start-up: they stay shared with
- * every other process that maps the file, start-up does no patching work,
- * and a debugger's breakpoint planted before `run` sits on the final
- * bytes. A prepatched file still works whatever its keys do later (the
- * library takes either form at registration), and prepatching it again
- * changes nothing.
+ * turns it into its straight-line form at registration wherever the key's
+ * state asks for the straight-line path (src/registry.c). Written here
+ * instead, the file's text pages need no write at start-up: they stay
+ * shared with every other process that maps the file, start-up does no
+ * patching work, and a debugger's breakpoint planted before `run` sits on
+ * the final bytes. A prepatched file still works whatever its keys do
+ * later (the library takes either form at registration), and prepatching
+ * it again changes nothing.
  *
  * What is written, per site (the rule the library applies, jump when the
  * key's state differs from the site's likely bit):
  *
  *   key defined in the file   initial   likely   site becomes
- *   yes                       off       no       TEST  (a8 / a9 + rel)
- *   yes                       on        no       JMP   (as assembled)
- *   yes                       off       yes      JMP
- *   yes                       on        yes      TEST
+ *   yes                       off       no       straight-line form
+ *   yes                       on        no       jump (as assembled)
+ *   yes                       off       yes      jump
+ *   yes                       on        yes      straight-line form
  *   no (another object)       unknown            left as assembled
  *
+ * The forms, by the file's machine (insn.h):
+ *
+ *   machine   jump (as assembled)     straight-line form
+ *   x86-64    JMP  (eb / e9 + rel)    TEST (a8 / a9 + the same rel): one
+ *                                     byte differs
+ *   AArch64   B to the out-of-line    NOP (d503201f): the whole word
+ *             code                    (include/switchyard/arch/aarch64.h)
+ *
+ * An x86-64 tool prepatches AArch64 files and the other way round: the
+ * file says what it is.
+ *
  * Left as assembled, because their final form is only known at run time:
- * sites of keys defined elsewhere, static call sites (they hold the
- * address of a per-process rseq descriptor and the thread pointer offset
- * of the rseq area), alternatives (the CPU's features) and run-time
- * constants (a value computed at start-up).
+ * sites of keys defined elsewhere, static call sites (on x86-64 they hold
+ * the address of a per-process rseq descriptor and the thread pointer
+ * offset of the rseq area; on AArch64 the BL to the site's veneer, which
+ * reaches any target, becomes a BL to the target only once the library
+ * knows where the target was loaded), alternatives (the CPU's features)
+ * and run-time constants (a value computed at start-up).
  *
  * Every site must hold one of its two forms to its own target; any other
  * byte and nothing is written (the file was changed by something else).
@@ -67,13 +80,9 @@
 
 #include "../src/sy_elf.h"
 #include "cmds.h"
+#include "insn.h"
 #include "records.h"
 #include "util.h"
-
-#define OP_JMP8 0xeb
-#define OP_JMP32 0xe9
-#define OP_TEST8 0xa8
-#define OP_TEST32 0xa9
 
 /* The file at path, read whole: *fd stays open (its extended attributes
  * are copied from it), *st describes it. Opened O_NONBLOCK: a FIFO there
@@ -447,6 +456,36 @@ static void site_name(const struct sy_syms *syms, uint64_t addr, char *buf,
 	place_free(&p);
 }
 
+/*
+ * Site s (len bytes at s->off in img, one of its two forms: records.c
+ * checked) in the form that jumps (jump) or falls through: 1 when it
+ * was written, 0 when it held that form already.
+ */
+static int site_write(unsigned machine, uint8_t *img,
+		      const struct sy_rec_site *s, bool jump)
+{
+	uint8_t *p = img + s->off;
+
+	if (machine == EM_AARCH64) {
+		/* a whole word: B to the site's target, or NOP */
+		uint32_t want = jump ? a64_branch(A64_B, s->addr, s->target)
+				     : A64_NOP;
+
+		if (a64_word(p) == want)
+			return 0;
+		a64_put(p, want);
+		return 1;
+	}
+	/* the opcode byte only: the rel after it is the same in both */
+	uint8_t want = jump ? (s->len == 2 ? X86_JMP8 : X86_JMP32)
+			    : (s->len == 2 ? X86_TEST8 : X86_TEST32);
+
+	if (*p == want)
+		return 0;
+	*p = want;
+	return 1;
+}
+
 /* Bring every site of rec to its initial form in img; 0, or 1 with a
  * message (then img may be half-changed: the caller writes nothing). */
 static int prepatch(const char *path, uint8_t *img, size_t size,
@@ -459,7 +498,6 @@ static int prepatch(const char *path, uint8_t *img, size_t size,
 		for (size_t j = 0; j < k->nsites; j++) {
 			const struct sy_rec_site *s = &k->sites[j];
 			char where[512];
-			uint8_t want;
 
 			c->sites++;
 			if (!s->len || s->off + s->len > size) {
@@ -467,10 +505,14 @@ static int prepatch(const char *path, uint8_t *img, size_t size,
 
 				site_name(syms, s->addr, where, sizeof(where));
 				fprintf(stderr, "switchyard: %s: site %s of key "
-					"%s holds neither the jump the "
-					"compiler emitted nor its TEST form: "
+					"%s holds neither the %s the "
+					"compiler emitted nor its %s form: "
 					"nothing written\n", path, where,
-					demangle(k->name, &owned));
+					demangle(k->name, &owned),
+					rec->machine == EM_AARCH64 ? "B" :
+					"jump",
+					rec->machine == EM_AARCH64 ? "NOP" :
+					"TEST");
 				free(owned);
 				return 1;
 			}
@@ -478,16 +520,11 @@ static int prepatch(const char *path, uint8_t *img, size_t size,
 				c->elsewhere++;
 				continue;
 			}
-			if ((k->initial != 0) != (s->likely != 0))
-				want = s->len == 2 ? OP_JMP8 : OP_JMP32;
+			if (site_write(rec->machine, img, s,
+				       (k->initial != 0) != (s->likely != 0)))
+				c->written++;
 			else
-				want = s->len == 2 ? OP_TEST8 : OP_TEST32;
-			if (img[s->off] == want) {
 				c->already++;
-				continue;
-			}
-			img[s->off] = want;
-			c->written++;
 		}
 	}
 	return 0;

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf_image.c - a 64-bit x86-64 ELF file on disk as the dynamic linker
- * would leave it in memory at a load bias of 0 (elf_image.h).
+ * elf_image.c - a 64-bit x86-64 or AArch64 ELF file on disk as the
+ * dynamic linker would leave it in memory at a load bias of 0
+ * (elf_image.h).
  *
  * A pointer in a record is absolute: in an executable linked without PIE
  * the field holds the address; in a PIE or a shared object it holds 0 and
- * a dynamic relocation supplies it: R_X86_64_RELATIVE (addend: an object
- * of this file) or R_X86_64_64 / GLOB_DAT (symbol + addend: an object that
- * may live in another file). img_ptr() applies both, as the dynamic
- * linker would with a load bias of 0.
+ * a dynamic relocation supplies it: RELATIVE (addend: an object of this
+ * file) or a symbol's (symbol + addend: an object that may live in
+ * another file). img_ptr() applies both, as the dynamic linker would with
+ * a load bias of 0. The relocation types are the machine's own numbers
+ * (each psABI's table; struct rtypes): x86-64 R_X86_64_RELATIVE, 64 and
+ * GLOB_DAT; AArch64 R_AARCH64_RELATIVE, ABS64, GLOB_DAT and JUMP_SLOT
+ * (all S + A there). A table of another machine's relocations would be
+ * misread, which is why img_open() takes only the two.
  *
  * Everything read is checked against the file first: a malformed file
  * gives -ENOEXEC and a reason.
@@ -18,6 +23,29 @@
 #include <string.h>
 
 #include "elf_image.h"
+
+/* A machine's dynamic relocations that can fill a record's pointer; 0:
+ * none (type 0 is R_*_NONE on both, never one of these) */
+struct rtypes {
+	unsigned relative;	/* B + A */
+	unsigned sym[3];	/* S + A */
+	unsigned copy;
+};
+
+static const struct rtypes *rtypes_of(unsigned machine)
+{
+	static const struct rtypes x86 = {
+		R_X86_64_RELATIVE, { R_X86_64_64, R_X86_64_GLOB_DAT, 0 },
+		R_X86_64_COPY
+	};
+	static const struct rtypes a64 = {
+		R_AARCH64_RELATIVE,
+		{ R_AARCH64_ABS64, R_AARCH64_GLOB_DAT, R_AARCH64_JUMP_SLOT },
+		R_AARCH64_COPY
+	};
+
+	return machine == EM_AARCH64 ? &a64 : &x86;
+}
 
 const char *elf_str(const char *str, uint64_t size, uint64_t off)
 {
@@ -31,14 +59,14 @@ int img_open(struct img *m, const uint8_t *p, size_t size, const char **why)
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
 	const Elf64_Shdr *shs;
 
-	*m = (struct img){ p, size, NULL, 0, NULL, 0 };
+	*m = (struct img){ p, size, NULL, 0, NULL, 0, 0 };
 	*why = NULL;
 	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG))
 		*why = "not an ELF file";
 	else if (eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 		 eh->e_ident[EI_DATA] != ELFDATA2LSB ||
-		 eh->e_machine != EM_X86_64)
-		*why = "not a 64-bit x86-64 ELF file";
+		 (eh->e_machine != EM_X86_64 && eh->e_machine != EM_AARCH64))
+		*why = "not a 64-bit x86-64 or AArch64 ELF file";
 	else if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
 		*why = "not an executable or a shared object";
 	else if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff % 8 ||
@@ -50,6 +78,7 @@ int img_open(struct img *m, const uint8_t *p, size_t size, const char **why)
 		return -ENOEXEC;
 	m->sh = (const Elf64_Shdr *)(p + eh->e_shoff);
 	m->shnum = eh->e_shnum;
+	m->machine = eh->e_machine;
 	shs = &m->sh[eh->e_shstrndx];
 	if (!in_file(shs->sh_offset, shs->sh_size, size)) {
 		*why = "section names outside the file";
@@ -165,6 +194,8 @@ static int rela_sym(const struct img *m, const Elf64_Shdr *s, uint32_t si,
 static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 		    const char **sym)
 {
+	const struct rtypes *rt = rtypes_of(m->machine);
+
 	*sym = NULL;
 	for (unsigned i = 0; i < m->shnum; i++) {
 		const Elf64_Shdr *s = &m->sh[i];
@@ -183,11 +214,13 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
 
 			if (r[k].r_offset != addr)
 				continue;
-			if (type == R_X86_64_RELATIVE) {
+			if (type == rt->relative) {
 				*val = (uint64_t)r[k].r_addend;
 				return 1;
 			}
-			if (type != R_X86_64_64 && type != R_X86_64_GLOB_DAT)
+			if (!type || (type != rt->sym[0] &&
+				      type != rt->sym[1] &&
+				      type != rt->sym[2]))
 				return -1;
 			if (rela_sym(m, s, si, &y, &str, &strsize))
 				return -1;
@@ -215,6 +248,8 @@ static int reloc_at(const struct img *m, uint64_t addr, uint64_t *val,
  */
 int img_copy_reloc(const struct img *m, uint64_t addr, const char **name)
 {
+	unsigned copy = rtypes_of(m->machine)->copy;
+
 	for (unsigned i = 0; i < m->shnum; i++) {
 		const Elf64_Shdr *s = &m->sh[i];
 		const Elf64_Rela *r;
@@ -229,7 +264,7 @@ int img_copy_reloc(const struct img *m, uint64_t addr, const char **name)
 			const char *str;
 			uint64_t strsize;
 
-			if (ELF64_R_TYPE(r[k].r_info) != R_X86_64_COPY ||
+			if (ELF64_R_TYPE(r[k].r_info) != copy ||
 			    addr < r[k].r_offset)
 				continue;
 			if (rela_sym(m, s, si, &y, &str, &strsize))

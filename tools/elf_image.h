@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * elf_image.h - a 64-bit x86-64 ELF file on disk as the dynamic linker
- * would leave it in memory at a load bias of 0 (elf_image.c): its
- * sections, the bytes behind a link-time address, and the pointers there
- * with their dynamic relocations applied. For the record reader
- * (records.c). Not library API.
+ * elf_image.h - a 64-bit little-endian ELF file on disk, x86-64 or
+ * AArch64, as the dynamic linker would leave it in memory at a load bias
+ * of 0 (elf_image.c): its sections, the bytes behind a link-time address,
+ * and the pointers there with their dynamic relocations applied. For the
+ * record reader (records.c). Not library API.
+ *
+ * The file's machine need not be the tool's: an x86-64 tool reads
+ * AArch64 files (cross-built products inspected on the build machine).
  *
  * The file is untrusted input: every offset, size and count is checked
  * against the file before it is read.
@@ -24,6 +27,7 @@ struct img {
 	unsigned shnum;
 	const char *shstr;	/* the section names */
 	size_t shstrsize;
+	unsigned machine;	/* EM_X86_64 or EM_AARCH64 */
 };
 
 /* [off, off + len) lies within a file of size bytes */
@@ -37,8 +41,8 @@ static inline bool in_file(uint64_t off, uint64_t len, uint64_t size)
 const char *elf_str(const char *str, uint64_t size, uint64_t off);
 
 /* The image p[0, size) of an executable or a shared object: 0, or
- * -ENOEXEC and *why (not ELF, not 64-bit x86-64, headers outside the
- * file). */
+ * -ENOEXEC and *why (not ELF, not 64-bit little-endian x86-64 or AArch64,
+ * headers outside the file). */
 int img_open(struct img *m, const uint8_t *p, size_t size, const char **why);
 /* The section called name as a table of entries of esize bytes: its
  * bytes and *n entries; NULL without it (*n 0) or when it is not whole
@@ -56,8 +60,8 @@ const uint8_t *img_at(const struct img *m, uint64_t addr, uint64_t len,
  * addend), 0 nothing there, -1 malformed. */
 int img_ptr(const struct img *m, uint64_t addr, uint64_t *val,
 	    const char **ext);
-/* The symbol of the copy relocation (R_X86_64_COPY) whose copy holds
- * addr: 1 and *name, 0 none, -1 malformed. */
+/* The symbol of the copy relocation (R_X86_64_COPY, R_AARCH64_COPY)
+ * whose copy holds addr: 1 and *name, 0 none, -1 malformed. */
 int img_copy_reloc(const struct img *m, uint64_t addr, const char **name);
 
 #endif /* SY_TOOLS_ELF_IMAGE_H */

@@ -13,7 +13,9 @@
  * is why it only names it: the key's state is not taken from it.
  *
  * Every library read is untrusted: bounds are checked, a malformed one is
- * skipped.
+ * skipped, and so is one of another machine than the file's (an AArch64
+ * file read on an x86-64 machine is never answered with an x86-64
+ * library of the same name).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -28,19 +30,22 @@
 #include "elf_image.h"
 #include "records.h"
 
-/* The section headers of img, checked; NULL if malformed. */
-static const Elf64_Shdr *shdrs(const uint8_t *img, size_t size, unsigned *n)
+/* The section headers of img, checked, and its machine (x86-64 or
+ * AArch64); NULL if malformed. */
+static const Elf64_Shdr *shdrs(const uint8_t *img, size_t size, unsigned *n,
+			       unsigned *machine)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
 
 	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_machine != EM_X86_64 ||
+	    (eh->e_machine != EM_X86_64 && eh->e_machine != EM_AARCH64) ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff % 8 ||
 	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr),
 		     size))
 		return NULL;
 	*n = eh->e_shnum;
+	*machine = eh->e_machine;
 	return (const Elf64_Shdr *)(img + eh->e_shoff);
 }
 
@@ -59,12 +64,15 @@ static const char *str_at(const uint8_t *img, size_t size,
 	return elf_str((const char *)img + s->sh_offset, s->sh_size, off);
 }
 
-/* Does the ELF image export (define, in .dynsym) sym? */
-static bool defines(const uint8_t *img, size_t size, const char *sym)
+/* Does the ELF image, of machine, export (define, in .dynsym) sym? */
+static bool defines(const uint8_t *img, size_t size, unsigned machine,
+		    const char *sym)
 {
-	unsigned n;
-	const Elf64_Shdr *sh = shdrs(img, size, &n);
+	unsigned n, m = 0;
+	const Elf64_Shdr *sh = shdrs(img, size, &n, &m);
 
+	if (m != machine)
+		return false;
 	for (unsigned i = 0; sh && i < n; i++) {
 		const Elf64_Sym *y;
 
@@ -89,7 +97,7 @@ static bool defines(const uint8_t *img, size_t size, const char *sym)
 	return false;
 }
 
-static bool file_defines(const char *path, const char *sym)
+static bool file_defines(const char *path, unsigned machine, const char *sym)
 {
 	struct stat st;
 	void *p;
@@ -102,7 +110,7 @@ static bool file_defines(const char *path, const char *sym)
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
 			 0);
 		if (p != MAP_FAILED) {
-			yes = defines(p, (size_t)st.st_size, sym);
+			yes = defines(p, (size_t)st.st_size, machine, sym);
 			munmap(p, (size_t)st.st_size);
 		}
 	}
@@ -111,9 +119,9 @@ static bool file_defines(const char *path, const char *sym)
 }
 
 /* Look for lib in the colon-separated dirs ($ORIGIN: origin); its path
- * if found there and defines sym. */
+ * if found there, of machine, and defines sym. */
 static char *search(const char *dirs, const char *origin, const char *lib,
-		    const char *sym)
+		    unsigned machine, const char *sym)
 {
 	while (dirs && *dirs) {
 		size_t len = strcspn(dirs, ":");
@@ -130,7 +138,7 @@ static char *search(const char *dirs, const char *origin, const char *lib,
 			w = snprintf(dir, sizeof(dir), "%.*s", (int)len, dirs);
 		if (w > 0 && (size_t)w < sizeof(dir) &&
 		    asprintf(&path, "%s/%s", *dir ? dir : ".", lib) > 0) {
-			if (file_defines(path, sym))
+			if (file_defines(path, machine, sym))
 				return path;
 			free(path);
 		}
@@ -142,17 +150,24 @@ static char *search(const char *dirs, const char *origin, const char *lib,
 char *sy_needed_definer(const char *path, const void *image, size_t size,
 			const char *sym)
 {
-	static const char sys[] = "/lib/x86_64-linux-gnu:"
-				  "/usr/lib/x86_64-linux-gnu:/lib64:"
-				  "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	/* the system directories of a Debian-style multiarch machine of
+	 * the file's machine, then the usual ones */
+	static const char sys_x86[] = "/lib/x86_64-linux-gnu:"
+				      "/usr/lib/x86_64-linux-gnu:/lib64:"
+				      "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	static const char sys_a64[] = "/lib/aarch64-linux-gnu:"
+				      "/usr/lib/aarch64-linux-gnu:/lib64:"
+				      "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
 	const uint8_t *img = image;
-	const char *rpath = NULL, *runpath = NULL, *slash;
+	const char *rpath = NULL, *runpath = NULL, *slash, *sys;
 	const char *env = getenv("LD_LIBRARY_PATH");
 	const Elf64_Dyn *dyn = NULL;
 	size_t ndyn = 0;
-	unsigned n, strndx = 0;
-	const Elf64_Shdr *sh = shdrs(img, size, &n);
+	unsigned n, strndx = 0, machine = 0;
+	const Elf64_Shdr *sh = shdrs(img, size, &n, &machine);
 	char origin[4096], *found = NULL;
+
+	sys = machine == EM_AARCH64 ? sys_a64 : sys_x86;
 
 	for (unsigned i = 0; sh && i < n; i++)
 		if (sh[i].sh_type == SHT_DYNAMIC) {
@@ -185,18 +200,22 @@ char *sy_needed_definer(const char *path, const void *image, size_t size,
 		if (!lib || !*lib)
 			continue;
 		if (strchr(lib, '/')) {
-			if (file_defines(lib, sym))
+			if (file_defines(lib, machine, sym))
 				found = strdup(lib);
 			continue;
 		}
 		if (!runpath)
-			found = search(rpath, origin, lib, sym);
+			found = search(rpath, origin, lib, machine,
+				       sym);
 		if (!found)
-			found = search(env, origin, lib, sym);
+			found = search(env, origin, lib, machine,
+				       sym);
 		if (!found)
-			found = search(runpath, origin, lib, sym);
+			found = search(runpath, origin, lib, machine,
+				       sym);
 		if (!found)
-			found = search(sys, origin, lib, sym);
+			found = search(sys, origin, lib, machine,
+				       sym);
 	}
 	return found;
 }

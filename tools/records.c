@@ -28,6 +28,7 @@
 #include "../src/sy_names.h"
 #include "../src/sy_records.h"
 #include "elf_image.h"
+#include "insn.h"
 #include "records.h"
 
 /*
@@ -55,14 +56,24 @@ static uint64_t rel(uint64_t at, int32_t v)
 }
 
 /*
- * A site's length from its bytes: the jump to its target (eb rel8, e9
- * rel32) as the assembler emitted it, or the TEST of the same rel (a8,
- * a9) that `switchyard prepatch` writes; 0 for anything else.
+ * A site's length from its bytes, by the file's machine. x86-64: the jump
+ * to its target (eb rel8, e9 rel32) as the assembler emitted it, or the
+ * TEST of the same rel (a8, a9) that `switchyard prepatch` writes.
+ * AArch64 (include/switchyard/arch/aarch64.h): one aligned word, the B to
+ * its target as assembled or the NOP prepatch writes. 0 for anything else.
  */
-static unsigned site_len(const struct sy_rec_site *s)
+static unsigned site_len(unsigned machine, const struct sy_rec_site *s)
 {
 	int32_t r32;
 
+	if (machine == EM_AARCH64) {
+		uint32_t w, b = a64_branch(A64_B, s->addr, s->target);
+
+		if (s->nbytes < 4 || (s->addr & 3) || !b)
+			return 0;
+		w = a64_word(s->bytes);
+		return w == b || w == A64_NOP ? 4 : 0;
+	}
 	if (s->nbytes >= 2 && (s->bytes[0] == 0xeb || s->bytes[0] == 0xa8) &&
 	    s->target - (s->addr + 2) == (uint64_t)(int64_t)(int8_t)s->bytes[1])
 		return 2;
@@ -352,6 +363,18 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		memcpy(&rec, e, sizeof(rec));
 		c->addr = rel(ea + offsetof(struct sy_sc_entry, code),
 			      rec.code);
+		/*
+		 * AArch64 (arch/aarch64_static_call.h): the site is one BL,
+		 * assembled to the site's veneer, whose distance from the
+		 * site the file's flags field holds (a multiple of 4; the
+		 * library reuses bits 0-1 at run time).
+		 */
+		if (m->machine == EM_AARCH64) {
+			c->insn = img_at(m, c->addr, 4, &zero);
+			if (rec.flags)
+				c->veneer = rel(c->addr,
+						(int32_t)(rec.flags & ~3u));
+		}
 		if (img_ptr(m, ea + offsetof(struct sy_sc_entry, meta), &meta,
 			    &ext) < 0 ||
 		    (!ext && img_ptr(m, meta + offsetof(struct sy__sc_meta,
@@ -394,16 +417,21 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		struct sy_rec_alt *a = &out->alts[out->nalts++];
 		uint64_t ea = sec->sh_addr + (uint64_t)i * SY_REC_ALT_SIZE;
 		struct sy_alt_entry rec;
+		bool zero;
 
 		memcpy(&rec, e, sizeof(rec));
 		a->addr = rel(ea + offsetof(struct sy_alt_entry, site),
 			      rec.site);
+		a->repl = rel(ea + offsetof(struct sy_alt_entry, repl),
+			      rec.repl);
 		/* the feature's number, bit 15 for "absent" (bit 14 is the
 		 * library's, at run time) */
 		a->feature = rec.feature & 0x3fffu;
 		a->absent = rec.feature >> 15 & 1;
 		a->len = rec.len;
 		a->repl_len = rec.repl_len;
+		a->bytes = img_at(m, a->addr, a->len, &zero);
+		a->repl_bytes = img_at(m, a->repl, a->repl_len, &zero);
 	}
 
 	e = img_table(m, SY_SEC_RC, SY_REC_RC_SIZE, &sec, &n);
@@ -418,6 +446,7 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		uint64_t sym = 0;
 		struct sy_rc_entry rec;
 		const char *ext = NULL;
+		bool zero;
 		int k = img_ptr(m, ea + offsetof(struct sy_rc_entry, sym), &sym,
 				&ext);
 
@@ -428,6 +457,8 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		c->addr = rel(ea + offsetof(struct sy_rc_entry, code),
 			      rec.code);
 		c->size = rec.size;
+		c->end = rec.end;
+		c->bytes = img_at(m, c->addr, c->end, &zero);
 		c->name = (const char *)(ext ? pool_add(pl, "%s", ext) :
 					 name_of(pl, syms, sym, false, NULL,
 						 "var"));
@@ -486,6 +517,7 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 	r = img_open(&m, p, size, &out->why);
 	if (r)
 		return r;
+	out->machine = m.machine;
 
 	/* names: the object and function symbols (.symtab, else .dynsym) */
 	r = sy_syms_parse(p, size, 0, &syms);
@@ -539,7 +571,7 @@ int sy_records_read(const uint8_t *p, size_t size, struct sy_records *out)
 				break;
 			}
 		}
-		raw[i].site.len = site_len(&raw[i].site);
+		raw[i].site.len = site_len(m.machine, &raw[i].site);
 	}
 	qsort(raw, (size_t)n, sizeof(*raw), cmp_raw);
 	for (long i = 0; i < n; i++) {

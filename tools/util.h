@@ -7,8 +7,9 @@
  * The tool's files form layers, each calling only the ones below it:
  * switchyard.c (main, the command table) on top; the commands (cmd_*.c);
  * the helpers at the bottom: this file, client.c (the control socket),
- * records.c, elf_image.c and needed.c (a file's records), and the
- * library's own readers (src/elf.c, src/dwarf_line.c, src/names.c).
+ * records.c, elf_image.c and needed.c (a file's records), insn.c (the
+ * instructions of sites, per machine, as text), and the library's own
+ * readers (src/elf.c, src/dwarf_line.c, src/names.c).
  */
 #ifndef SY_TOOLS_UTIL_H
 #define SY_TOOLS_UTIL_H

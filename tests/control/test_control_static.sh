@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_control_static.sh CC SRCDIR LIBSWITCHYARD.A TOOL TMP - a program
+# test_control_static.sh CC SRCDIR LIBSWITCHYARD.A TOOL TMP [RUNNER] - a program
 # linked -static against libswitchyard.a: the link gives no warning (glibc
 # warns for any reference to dlopen, which the control socket's pin() no
 # longer makes: src/control.c find_dlopen()), and the control socket
 # works in it: set a key, retarget a call, both seen by the program.
+# RUNNER: the words of the command that runs the program (a cross build's
+# emulator; TOOL is then a script that runs the tool through it), or -.
 set -u
-cc=$1 src=$2 liba=$3 cli=$4 tmp=$5
+cc=$1 src=$2 liba=$3 cli=$4 tmp=$5 runner=${6:--}
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 rm -rf "$tmp" && mkdir -p "$tmp/run" && chmod 700 "$tmp/run" || exit 1
@@ -28,7 +30,12 @@ grep -q dlopen "$tmp/link" && no "the static link warns: $(cat "$tmp/link")"
 [ -x "$tmp/ct" ] || exit 1
 
 rm -f "$tmp/in" && mkfifo "$tmp/in"
-"$tmp/ct" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+# shellcheck disable=SC2086 # the runner's words, split on purpose
+if [ "$runner" = - ]; then
+	"$tmp/ct" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+else
+	$runner "$tmp/ct" api <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
+fi
 pid=$!
 exec 3>"$tmp/in"
 i=0

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_prepatch_files.sh CASE TOOL PROG CRPROG TMP - what `switchyard
+# test_prepatch_files.sh CASE TOOL PROG CRPROG TMP [RUNNER] - what `switchyard
 # prepatch` does to the file it replaces, one CASE per ctest test:
 #  owner     as root, a set-user-ID (set-group-ID) file of another user
 #            keeps its owner, group and mode, in place and with -o (it
@@ -18,15 +18,19 @@
 #            /dev/null's) or a link to one is refused (exit 1, "not a
 #            regular file"), and the node is left as it was;
 #  copyreloc a TRUE key of a library copied into the executable
-#            (R_X86_64_COPY) is listed as the library's, state unknown, and
-#            prepatch leaves its site as compiled.
+#            (R_X86_64_COPY, R_AARCH64_COPY) is listed as the library's,
+#            state unknown, and prepatch leaves its site as compiled.
 # PROG is a program with keys (pp_prog), CRPROG the copy relocation one.
+# RUNNER: the words of the command that runs the programs (a cross build's
+# emulator; TOOL is then a script that runs the tool through it), or -.
 set -u
-case=$1 tool=$2 prog=$3 crprog=$4 tmp=$5
+case=$1 tool=$2 prog=$3 crprog=$4 tmp=$5 runner=${6:--}
 fail=0 ran=0
 rm -rf "$tmp" && mkdir -p "$tmp" || exit 1
 no() { echo "FAIL: $*"; fail=1; }
 skip() { echo "SKIP: $*"; exit 77; }
+# shellcheck disable=SC2086 # the runner's words, split on purpose
+run() { if [ "$runner" = - ]; then "$@"; else $runner "$@"; fi; }
 leftover() {	# leftover DIR...: a temporary file left behind
 	for dir in "$@"; do
 		ls -A "$dir" | grep -q '^\.sy-prepatch\.' &&
@@ -210,10 +214,10 @@ namemax)
 	leftover "$d"
 	;;
 copyreloc)
-	"$crprog" >"$tmp/run.out" 2>&1 ||
+	run "$crprog" >"$tmp/run.out" 2>&1 ||
 		{ no "premise: cr_on is not on at run time"; cat "$tmp/run.out"; }
 	if command -v readelf >/dev/null; then
-		readelf -rW "$crprog" | grep -q 'R_X86_64_COPY.* cr_on' ||
+		readelf -rW "$crprog" | grep -Eq 'R_(X86_64|AARCH64)_COPY.* cr_on' ||
 			skip "the linker made no copy relocation of cr_on"
 	fi
 	"$tool" list "$crprog" >"$tmp/list.txt" 2>&1 || no "list"
@@ -235,7 +239,7 @@ PY
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["elsewhere"] == 1 and d["already"] == 0 and d["written"] == 0, d' \
 		"$tmp/pp.json" || { no "prepatch counted the copied key's site"; cat "$tmp/pp.json"; }
 	cmp -s "$crprog" "$tmp/cr.pp" || no "prepatch changed the copied key's site"
-	"$tmp/cr.pp" >/dev/null 2>&1 || no "the prepatched copy does not run"
+	run "$tmp/cr.pp" >/dev/null 2>&1 || no "the prepatched copy does not run"
 	;;
 *)
 	echo "unknown case $case"; exit 2 ;;
