@@ -366,13 +366,14 @@ static int read_others(const struct img *m, const struct sy_syms *syms,
 		/*
 		 * AArch64 (arch/aarch64_static_call.h): the site is one BL,
 		 * assembled to the site's veneer, whose distance from the
-		 * site the file's flags field holds (a multiple of 4; the
-		 * library reuses bits 0-1 at run time).
+		 * flags field the file's flags field holds (a multiple of 4;
+		 * the library reuses bits 0-1 at run time).
 		 */
 		if (m->machine == EM_AARCH64) {
 			c->insn = img_at(m, c->addr, 4, &zero);
 			if (rec.flags)
-				c->veneer = rel(c->addr,
+				c->veneer = rel(ea + offsetof(struct sy_sc_entry,
+							      flags),
 						(int32_t)(rec.flags & ~3u));
 		}
 		if (img_ptr(m, ea + offsetof(struct sy_sc_entry, meta), &meta,

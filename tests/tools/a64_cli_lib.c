@@ -6,12 +6,12 @@
  * static call site, ALT_<n> an alternative, RC_<variable> a run-time
  * constant. Built by the test with the AArch64 compiler, never run.
  *
- * The key sites are the headers' own. The static call, alternative and
- * run-time constant records are written out here in the layouts of
- * src/sy_records.h (which the AArch64 headers use too), with AArch64
- * instructions, so that the tool's reading of them is tested whatever the
- * headers emit on AArch64 yet: the static call site is one BL to its
- * veneer, the record's flags field the veneer's distance from the site.
+ * The key sites and the static call site are the headers' own (a static
+ * call site is one BL to its veneer; the record's flags field holds the
+ * veneer's distance from that field). The alternative and run-time
+ * constant records are written out here in the layouts of
+ * src/sy_records.h, with AArch64 instructions, so that the tool's reading
+ * of them is tested whatever the headers emit.
  */
 #ifndef __aarch64__
 #error "an AArch64 fixture: build it with an AArch64 compiler"
@@ -29,9 +29,6 @@ int a64_impl(int x)
 	return x + 7;
 }
 DEFINE_STATIC_CALL(a64_sc, a64_impl);
-/* what a static call site knows of its call: its key, its kind (a plain
- * call: room 5) */
-static struct sy__sc_meta a64_sc_meta = { &STATIC_CALL_KEY(a64_sc), 5 };
 unsigned int a64_limit = 9;
 
 int a64_one(int x);
@@ -65,24 +62,7 @@ __attribute__((noinline)) int a64_two(int x)
 int a64_three(int x);
 __attribute__((noinline)) int a64_three(int x)
 {
-	register long x0 __asm__("x0") = x;
-
-	/* the site (BL to the veneer), the veneer (B to the target, past
-	 * the site's function's flow), and the record */
-	__asm__ volatile("1:\tbl 2f\n\t" /* CALL_a64_sc */
-			 "b 3f\n"
-			 "2:\tb a64_impl\n"
-			 "3:\n\t"
-			 ".pushsection sy_static_call_sites, \"aw\"\n\t"
-			 ".balign 8\n\t"
-			 ".quad %c[meta]\n\t"
-			 ".long 1b - .\n\t"
-			 ".long 2b - 1b\n\t"
-			 ".popsection"
-			 : "+r"(x0)
-			 : [meta] "S"(&a64_sc_meta)
-			 : A64_CALL_CLOBBERS);
-	return (int)x0;
+	return static_call(a64_sc)(x);	/* CALL_a64_sc */
 }
 
 int a64_four(int x);
