@@ -104,13 +104,12 @@ static void put_strf(struct out *o, const char *fmt, ...)
 /*
  * A site's bytes, read without trusting that its object is still mapped
  * (the snapshot was taken under the patch lock, this runs after it):
- * process_vm_readv() on this very process fails with EFAULT where a load
- * would fault. 0 bytes when unmapped.
+ * process_vm_readv() on this very process (sy_self_read()) fails with
+ * EFAULT where a load would fault. 0 bytes when unmapped.
  */
 static size_t read_code(const void *addr, uint8_t *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	ssize_t n = sy_self_read(addr, buf, len);
 
 	return n > 0 ? (size_t)n : 0;
 }

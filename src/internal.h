@@ -6,6 +6,7 @@
 #define SY_INTERNAL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,11 @@ struct sy_obj {
  * patch lock held). */
 SY_HIDDEN void sy_obj_lookup(uintptr_t addr, struct sy_obj *o);
 SY_HIDDEN bool sy_obj_contains(const struct sy_obj *o, uintptr_t addr);
+/* Read len bytes of this process's memory at addr without trusting that
+ * they are mapped (an object may be unloaded meanwhile): the count read,
+ * -1 on error. process_vm_readv(), or where it is missing (qemu-user:
+ * ENOSYS) a pread() of /proc/self/mem. */
+SY_HIDDEN ssize_t sy_self_read(const void *addr, void *buf, size_t len);
 /* The len bytes of o's file that are loaded at addr (the main program's
  * through /proc/self/exe): 0, -ENOENT (not from the file), or -errno. No
  * dynamic linker call: allowed with the patch lock held. */

@@ -378,6 +378,22 @@ static int maps_entry(uintptr_t addr, uintptr_t *lo, uintptr_t *hi,
 	return r;
 }
 
+ssize_t sy_self_read(const void *addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	int fd;
+
+	if (n >= 0 || errno != ENOSYS)
+		return n;
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, (off_t)(uintptr_t)addr);
+	close(fd);
+	return n;
+}
+
 /* The GNU build ID of a loaded object (its PT_NOTE segments, read in its
  * memory through process_vm_readv(): the object may be unloaded meanwhile)
  * or of a file (fd); its length, 0 if none. */
@@ -389,13 +405,10 @@ struct note_src {
 static bool note_read(const struct note_src *s, uint64_t where, void *buf,
 		      size_t len)
 {
-	if (s->o) {
-		struct iovec local = { buf, len };
-		struct iovec remote = { (void *)(uintptr_t)(s->o->bias + where), len };
-
-		return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
-		       (ssize_t)len;
-	}
+	if (s->o)
+		return sy_self_read((const void *)(uintptr_t)(s->o->bias +
+							     where),
+				    buf, len) == (ssize_t)len;
 	return pread(s->fd, buf, len, (off_t)where) == (ssize_t)len;
 }
 
@@ -408,11 +421,9 @@ static size_t build_id(const struct note_src *s, uint8_t *id, size_t size)
 		n = s->o->phnum;
 		if (n <= 0 || n > 64)
 			return 0;
-		struct iovec local = { ph, (size_t)n * sizeof(ph[0]) };
-		struct iovec remote = { (void *)s->o->phdr, local.iov_len };
+		size_t len = (size_t)n * sizeof(ph[0]);
 
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-		    (ssize_t)local.iov_len)
+		if (sy_self_read(s->o->phdr, ph, len) != (ssize_t)len)
 			return 0;
 	} else {
 		ElfW(Ehdr) eh;
