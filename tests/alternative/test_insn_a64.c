@@ -26,8 +26,12 @@ int main(void)
 #else
 #include "internal.h"
 
-extern const uint32_t a64_cases[], a64_cases_end[], a64_far[];
-extern const uint32_t a64_block[], a64_block_end[];
+/* hidden: addressed directly (a GOT entry for a label the asm keeps
+ * local would be one per section, its offset lost) */
+#define A64_HIDDEN __attribute__((visibility("hidden")))
+extern const uint32_t a64_cases[] A64_HIDDEN, a64_cases_end[] A64_HIDDEN;
+extern const uint32_t a64_far[] A64_HIDDEN;
+extern const uint32_t a64_block[] A64_HIDDEN, a64_block_end[] A64_HIDDEN;
 
 /*
  * a64_cases: one word each, aimed at a64_far (2 KiB further on: within
@@ -35,6 +39,8 @@ extern const uint32_t a64_block[], a64_block_end[];
  * itself and to its end, then words without a relative operand.
  */
 __asm__(".pushsection .text.a64_cases, \"ax\", @progbits\n\t"
+	".globl a64_cases, a64_cases_end, a64_far, a64_block, a64_block_end\n\t"
+	".hidden a64_cases, a64_cases_end, a64_far, a64_block, a64_block_end\n\t"
 	".balign 4096\n"
 	"a64_cases:\n\t"
 	"b a64_far\n\t"
@@ -225,6 +231,7 @@ int main(void)
 	};
 	uint32_t out[4];
 
+	CHECK_EQ(a64_cases_end - a64_cases, 16);	/* the loops run */
 	for (size_t i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
 		check_one_by_one(deltas[i]);
 		check_block(deltas[i]);
