@@ -19,8 +19,9 @@
  * The records of one site are consecutive; the last that applies wins.
  *
  * The replacements come before the site here: the pad is then a backward
- * reference that the assembler computes on the spot, as .rept needs (every
- * instruction is 4 bytes, so no relaxation can change it). A replacement
+ * reference that GNU as computes on the spot, as .rept needs (every
+ * instruction is 4 bytes, so no relaxation can change it; LLVM's assembler
+ * takes a .fill of NOP words instead, sized at layout). A replacement
  * must not align or hold a literal pool (.ltorg): its length would not be
  * known there. Registration (src/alternative.c, src/arch/aarch64/insn.c)
  * copies the chosen replacement over the site, re-aiming its branches,
@@ -67,10 +68,16 @@
 	"664" #n ":\n\t" newinstr "\n"                                         \
 	"665" #n ":\n\t"                                                       \
 	".popsection\n\t"
+#if defined(__clang__)
+/* LLVM's assembler sizes a .fill when it lays the section out (its .rept
+ * wants a count at once); the words are NOPs all the same, marked data */
+#define SY__ALT_NOPS(pad) ".fill (" pad ") / 4, 4, 0xd503201f\n"
+#else
 #define SY__ALT_NOPS(pad)                                                      \
 	".rept (" pad ") / 4\n\t"                                              \
 	"nop\n\t"                                                              \
 	".endr\n"
+#endif
 #define SY__ALT_SITE(oldinstr, pad)                                            \
 	"661:\n\t" oldinstr "\n"                                               \
 	"662:\n\t" SY__ALT_NOPS(pad)                                           \
