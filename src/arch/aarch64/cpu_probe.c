@@ -8,10 +8,11 @@
  * The hwcaps, not the ID registers themselves: a feature the kernel does
  * not enable (SVE without its context switching, a feature an erratum or
  * arm64.nosve hid) must not be used, and only the hwcaps say what it
- * enabled (the kernel's Documentation/arch/arm64/elf_hwcaps.rst: "userspace
- * software should test the hwcaps"). Both auxv words go to the bitmap as
- * they are: bit n of AT_HWCAP is word 8 bit n (words 8 and 9 hold its 64
- * bits), bit n of AT_HWCAP2 is word 10 bit n (words 10 and 11).
+ * enabled (the kernel's Documentation/arch/arm64/elf_hwcaps.rst asks
+ * software to check the hwcap before it uses a feature: other probes are
+ * not reliable). Both auxv words go to the bitmap as they are: bit n of
+ * AT_HWCAP is word 8 bit n (words 8 and 9 hold its 64 bits), bit n of
+ * AT_HWCAP2 is word 10 bit n (words 10 and 11).
  *
  * MIDR_EL1 (Arm ARM, "MIDR_EL1, Main ID Register"): implementer
  * [31:24], variant [23:20], architecture [19:16], part number [15:4],
