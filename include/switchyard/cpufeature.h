@@ -125,10 +125,10 @@ extern "C" {
 #define KERNEL_HWCAP_SHA1	SY__HWCAP(5)
 #define KERNEL_HWCAP_SHA2	SY__HWCAP(6)
 #define KERNEL_HWCAP_CRC32	SY__HWCAP(7)
-#define KERNEL_HWCAP_ATOMICS	SY__HWCAP(8)	/* LSE: CAS, LDADD, SWP, ... */
+#define KERNEL_HWCAP_ATOMICS	SY__HWCAP(8)	/* LSE: CAS, LDADD, ... */
 #define KERNEL_HWCAP_FPHP	SY__HWCAP(9)
 #define KERNEL_HWCAP_ASIMDHP	SY__HWCAP(10)
-#define KERNEL_HWCAP_CPUID	SY__HWCAP(11)	/* ID registers readable */
+#define KERNEL_HWCAP_CPUID	SY__HWCAP(11)	/* ID regs. readable */
 #define KERNEL_HWCAP_ASIMDRDM	SY__HWCAP(12)
 #define KERNEL_HWCAP_JSCVT	SY__HWCAP(13)
 #define KERNEL_HWCAP_FCMA	SY__HWCAP(14)
@@ -141,14 +141,14 @@ extern "C" {
 #define KERNEL_HWCAP_SHA512	SY__HWCAP(21)
 #define KERNEL_HWCAP_SVE	SY__HWCAP(22)
 #define KERNEL_HWCAP_ASIMDFHM	SY__HWCAP(23)
-#define KERNEL_HWCAP_DIT	SY__HWCAP(24)	/* data-independent timing */
+#define KERNEL_HWCAP_DIT	SY__HWCAP(24)	/* data-indep. timing */
 #define KERNEL_HWCAP_USCAT	SY__HWCAP(25)
 #define KERNEL_HWCAP_ILRCPC	SY__HWCAP(26)
 #define KERNEL_HWCAP_FLAGM	SY__HWCAP(27)
 #define KERNEL_HWCAP_SSBS	SY__HWCAP(28)
 #define KERNEL_HWCAP_SB		SY__HWCAP(29)
-#define KERNEL_HWCAP_PACA	SY__HWCAP(30)	/* pointer auth., address */
-#define KERNEL_HWCAP_PACG	SY__HWCAP(31)	/* pointer auth., generic */
+#define KERNEL_HWCAP_PACA	SY__HWCAP(30)	/* pointer auth. (addr.) */
+#define KERNEL_HWCAP_PACG	SY__HWCAP(31)	/* pointer auth. (gen.) */
 #define KERNEL_HWCAP_DCPODP	SY__HWCAP2(0)
 #define KERNEL_HWCAP_SVE2	SY__HWCAP2(1)
 #define KERNEL_HWCAP_SVEAES	SY__HWCAP2(2)

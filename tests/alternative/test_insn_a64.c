@@ -39,8 +39,10 @@ extern const uint32_t a64_block[] A64_HIDDEN, a64_block_end[] A64_HIDDEN;
  * itself and to its end, then words without a relative operand.
  */
 __asm__(".pushsection .text.a64_cases, \"ax\", @progbits\n\t"
-	".globl a64_cases, a64_cases_end, a64_far, a64_block, a64_block_end\n\t"
-	".hidden a64_cases, a64_cases_end, a64_far, a64_block, a64_block_end\n\t"
+	".globl a64_cases, a64_cases_end, a64_far\n\t"
+	".globl a64_block, a64_block_end\n\t"
+	".hidden a64_cases, a64_cases_end, a64_far\n\t"
+	".hidden a64_block, a64_block_end\n\t"
 	".balign 4096\n"
 	"a64_cases:\n\t"
 	"b a64_far\n\t"
@@ -195,11 +197,11 @@ static void check_block(int64_t delta)
 {
 	size_t len = (size_t)(a64_block_end - a64_block) * 4;
 	uint32_t out[16];
+	uintptr_t to = (uintptr_t)a64_block + (uintptr_t)delta;
 
 	CHECK(len <= sizeof(out));
 	CHECK_EQ(sy_arch_code_move((uint8_t *)out, (const uint8_t *)a64_block,
-				   len, (uintptr_t)a64_block + (uintptr_t)delta),
-		 0);
+				   len, to), 0);
 	CHECK(!memcmp(out, a64_block, len));
 }
 

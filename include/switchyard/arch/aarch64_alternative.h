@@ -117,7 +117,8 @@
 		  SY__ALT_XSTR(f2))
 
 #define alternative(oldinstr, newinstr, feature)                               \
-	__asm__ volatile(ALTERNATIVE(oldinstr, newinstr, feature) : : : "memory")
+	__asm__ volatile(ALTERNATIVE(oldinstr, newinstr, feature)              \
+			 : : : "memory")
 #define alternative_2(oldinstr, newinstr1, f1, newinstr2, f2)                  \
 	__asm__ volatile(ALTERNATIVE_2(oldinstr, newinstr1, f1, newinstr2, f2) \
 			 : : : "memory")

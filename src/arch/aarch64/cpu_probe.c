@@ -67,12 +67,12 @@ static const struct {
 	uint8_t code;
 	const char *name;
 } implementers[] = {
-	{ 0x41, "ARM" },	{ 0x42, "Broadcom" },	{ 0x43, "Cavium" },
-	{ 0x44, "DEC" },	{ 0x46, "Fujitsu" },	{ 0x48, "HiSilicon" },
-	{ 0x49, "Infineon" },	{ 0x4d, "Motorola" },	{ 0x4e, "NVIDIA" },
-	{ 0x50, "APM" },	{ 0x51, "Qualcomm" },	{ 0x53, "Samsung" },
-	{ 0x56, "Marvell" },	{ 0x61, "Apple" },	{ 0x66, "Faraday" },
-	{ 0x69, "Intel" },	{ 0x6d, "Microsoft" },	{ 0x70, "Phytium" },
+	{ 0x41, "ARM" }, { 0x42, "Broadcom" }, { 0x43, "Cavium" },
+	{ 0x44, "DEC" }, { 0x46, "Fujitsu" }, { 0x48, "HiSilicon" },
+	{ 0x49, "Infineon" }, { 0x4d, "Motorola" }, { 0x4e, "NVIDIA" },
+	{ 0x50, "APM" }, { 0x51, "Qualcomm" }, { 0x53, "Samsung" },
+	{ 0x56, "Marvell" }, { 0x61, "Apple" }, { 0x66, "Faraday" },
+	{ 0x69, "Intel" }, { 0x6d, "Microsoft" }, { 0x70, "Phytium" },
 	{ 0xc0, "Ampere" },
 };
 
