@@ -197,7 +197,9 @@
 
 /*
  * Per-object glue, as for jump label sites (arch/aarch64.h): the object's
- * records go to the library before any of its code runs.
+ * records go to the library before any of its code runs. Each entry starts
+ * with BTI C (HINT 34, a NOP where BTI is not enforced): the loader calls
+ * it through .init_array and .fini_array.
  */
 #if !defined(SY__NO_DSO_GLUE) && !defined(SWITCHYARD_NO_PATCHING)
 __asm__(".pushsection sy_altinstr, \"aw\"\n\t"
@@ -206,12 +208,14 @@ __asm__(".pushsection sy_altinstr, \"aw\"\n\t"
 	".hidden __stop_sy_altinstr\n\t"
 	".pushsection .text.sy__alt_dso_glue, \"axG\", @progbits, sy__alt_dso_glue, comdat\n\t"
 	".balign 4\n"
-	"1:\tadrp x0, __start_sy_altinstr\n\t"
+	"1:\thint 34\n\t"
+	"adrp x0, __start_sy_altinstr\n\t"
 	"add x0, x0, :lo12:__start_sy_altinstr\n\t"
 	"adrp x1, __stop_sy_altinstr\n\t"
 	"add x1, x1, :lo12:__stop_sy_altinstr\n\t"
 	"b sy__register_alternatives\n"
-	"2:\tadrp x0, __start_sy_altinstr\n\t"
+	"2:\thint 34\n\t"
+	"adrp x0, __start_sy_altinstr\n\t"
 	"add x0, x0, :lo12:__start_sy_altinstr\n\t"
 	"adrp x1, __stop_sy_altinstr\n\t"
 	"add x1, x1, :lo12:__stop_sy_altinstr\n\t"

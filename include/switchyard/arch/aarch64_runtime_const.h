@@ -116,7 +116,9 @@
 		sy__x;                                                         \
 	})
 
-/* Per-object glue, as for jump label sites (arch/aarch64.h). */
+/* Per-object glue, as for jump label sites (arch/aarch64.h); each entry
+ * starts with BTI C (HINT 34, a NOP where BTI is not enforced): the loader
+ * calls it through .init_array and .fini_array. */
 #ifndef SY__NO_DSO_GLUE
 __asm__(".pushsection sy_runtime_const, \"aw\"\n\t"
 	".popsection\n\t"
@@ -124,12 +126,14 @@ __asm__(".pushsection sy_runtime_const, \"aw\"\n\t"
 	".hidden __stop_sy_runtime_const\n\t"
 	".pushsection .text.sy__rc_dso_glue, \"axG\", @progbits, sy__rc_dso_glue, comdat\n\t"
 	".balign 4\n"
-	"1:\tadrp x0, __start_sy_runtime_const\n\t"
+	"1:\thint 34\n\t"
+	"adrp x0, __start_sy_runtime_const\n\t"
 	"add x0, x0, :lo12:__start_sy_runtime_const\n\t"
 	"adrp x1, __stop_sy_runtime_const\n\t"
 	"add x1, x1, :lo12:__stop_sy_runtime_const\n\t"
 	"b sy__register_runtime_consts\n"
-	"2:\tadrp x0, __start_sy_runtime_const\n\t"
+	"2:\thint 34\n\t"
+	"adrp x0, __start_sy_runtime_const\n\t"
 	"add x0, x0, :lo12:__start_sy_runtime_const\n\t"
 	"adrp x1, __stop_sy_runtime_const\n\t"
 	"add x1, x1, :lo12:__stop_sy_runtime_const\n\t"
