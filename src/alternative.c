@@ -9,8 +9,9 @@
  *     its relative operands re-aimed from the copy to the site;
  *  2. what it will hold: the last replacement whose feature test passes,
  *     re-aimed from where it was assembled to the site, or the old
- *     instructions; the rest of the site (trailing 0x90s) as the fewest
- *     NOPs (src/arch/<arch>/insn.c);
+ *     instructions; the rest of the site (the asm's padding: trailing
+ *     0x90s on x86-64, NOP words on AArch64) as the fewest NOPs
+ *     (src/arch/<arch>/insn.c);
  *  3. through the poke engine, as exact changes of at most
  *     SY_ARCH_MAX_INSN bytes each: all verified before any is written
  *     (bytes other than 1 or 2 are refused, named, and nothing written),
@@ -21,7 +22,11 @@
  * for whichever core first runs the object): the object's constructors
  * have not run, and for a library being opened, dlopen() has not returned
  * its handle (the same premise as static call registration; doc/DESIGN.md
- * "Known limits"). A site already holding its new bytes is left alone (the
+ * "Known limits"). On AArch64 the same premise puts the writes outside the
+ * Arm ARM's rule for instructions changed under a running core (B2.2.5:
+ * only B, BL, NOP and a few others may be), and the engine's cache
+ * maintenance and core sync (B2.4.4) make them visible to the core that
+ * first runs them. A site already holding its new bytes is left alone (the
  * same table twice: LTO, or a library opened again).
  *
  * A site holding neither (a debugger's breakpoint at start-up) is refused
@@ -45,6 +50,20 @@ static uintptr_t rel_addr(const int32_t *field)
 {
 	return (uintptr_t)field + (intptr_t)*field;
 }
+
+#ifndef SY_ARCH_INSN_ALIGN
+/* Where an instruction (and a debugger's trap) may start: any byte. */
+#define SY_ARCH_INSN_ALIGN 1
+
+/* The length of old without the padding the asm put after it (x86-64:
+ * 0x90s, src/arch/<arch>/sy_arch.h may say otherwise). */
+static size_t sy_arch_alt_unpadded(const uint8_t *old, size_t len)
+{
+	while (len && old[len - 1] == 0x90)
+		len--;
+	return len;
+}
+#endif
 
 /* Does record e apply on this CPU? */
 static bool applies(const struct sy_alt_entry *e)
@@ -95,12 +114,10 @@ static int alt_compute(const struct sy_alt_entry *e,
 			goto bad;
 		keep = s->chosen->repl_len;
 	} else {
-		/* the old instructions, their trailing 0x90s merged (a 0x90
+		/* the old instructions, their trailing padding merged (a NOP
 		 * of the instructions' own among them is a NOP either way) */
 		memcpy(s->new_, s->old, s->len);
-		keep = s->len;
-		while (keep && s->old[keep - 1] == 0x90)
-			keep--;
+		keep = sy_arch_alt_unpadded(s->old, s->len);
 	}
 	sy_arch_nop_fill(s->new_ + keep, s->len - keep);
 	return 0;
@@ -153,7 +170,7 @@ alt_refuse(struct sy_alt_entry *e, const struct alt_site *s, const char *what)
 	e->feature |= ALT_REFUSED;
 	sy_hex(want, sizeof(want), s->old, n);
 	sy_hex(found, sizeof(found), (const uint8_t *)s->addr, n);
-	for (size_t i = 0; i < s->len; i++)
+	for (size_t i = 0; i < s->len; i += SY_ARCH_INSN_ALIGN)
 		trap |= sy_arch_is_trap((const uint8_t *)s->addr + i);
 	sy_report(SWITCHYARD_LOG_ERROR, NULL, s->addr,
 		  "%s: refusing to patch site " SY_REPORT_SITE ": expected "

@@ -2,7 +2,8 @@
 /*
  * cpu.c - CPU features (<switchyard/cpufeature.h>): the bitmap the arch
  * probe fills (src/arch/<arch>/cpu_probe.c), the mask from the
- * environment, the names.
+ * environment, the names (x86-64's below; an arch with names of its own,
+ * SY_ARCH_HAVE_CPU_NAMES, gives them in its cpu_probe.c).
  *
  * Computed once, by a constructor of the library (so that every later call
  * is async-signal-safe: a read), or by the first call if that comes earlier
@@ -13,6 +14,10 @@
 
 #include "internal.h"
 
+#ifdef SY_ARCH_HAVE_CPU_NAMES
+#define names sy_arch_cpu_names
+#define N_NAMES sy_arch_cpu_nnames
+#else
 static const struct {
 	unsigned feature;
 	const char *name;	/* as /proc/cpuinfo shows it */
@@ -47,6 +52,8 @@ static const struct {
 	{ X86_FEATURE_REP_GOOD, "rep_good" },
 	{ X86_FEATURE_AVX512_COPY, "avx512_copy" },
 };
+#define N_NAMES (sizeof(names) / sizeof(names[0]))
+#endif
 
 struct cpu_state {
 	struct switchyard_cpu cpu;
@@ -72,8 +79,7 @@ static void read_mask(uint32_t *words)
 		if (n && n < sizeof(name)) {
 			memcpy(name, env, n);
 			name[n] = 0;
-			for (size_t i = 0; i < sizeof(names) / sizeof(names[0]);
-			     i++) {
+			for (size_t i = 0; i < N_NAMES; i++) {
 				if (strcmp(names[i].name, name))
 					continue;
 				words[names[i].feature / 32] |=
@@ -150,7 +156,7 @@ bool boot_cpu_has(unsigned int feature)
 
 const char *switchyard_cpu_feature_name(unsigned int feature)
 {
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < N_NAMES; i++)
 		if (names[i].feature == feature)
 			return names[i].name;
 	return NULL;

@@ -2,19 +2,30 @@
 /*
  * runtime_const.c - run-time constants (<switchyard/runtime_const.h>).
  *
- * A site (arch/x86_64_runtime_const.h) is a guard, JMP32 to out-of-line
- * code that reads the variable, followed by an instruction holding a
- * placeholder immediate. runtime_const_init(sym), for every site of sym:
+ * A site (arch/x86_64_runtime_const.h, arch/aarch64_runtime_const.h) is
+ * a guard, a jump to out-of-line code that reads the variable, followed by
+ * the instructions holding a placeholder immediate. runtime_const_init(sym),
+ * for every site of sym:
  *  1. writes the value into the immediate. No thread executes it: the
  *     guard has jumped over it since the site was compiled, and nothing
  *     but this init turns the guard. Verified first: the placeholder, or
  *     already the value (nothing to do), else refused.
- *  2. sync (membarrier SYNC_CORE, SDM vol. 3 8.1.3): no core keeps stale
- *     prefetched bytes of the immediate once the guard lets it in.
- *  3. turns the guard JMP32 -> TEST32: one byte, the keys' rule (a thread
- *     decodes the old or the new opcode; rel32 is the same bytes in both).
- *     Synced by the engine, so that every thread reads the immediate by
- *     the time init returns (either path gives the same value).
+ *  2. sync (membarrier SYNC_CORE; x86-64: SDM vol. 3 8.1.3; AArch64: the
+ *     engine's cache maintenance after the write, and a context
+ *     synchronisation event on every core, Arm ARM B2.4.4): no core keeps
+ *     stale bytes of the immediate once the guard lets it in.
+ *  3. turns the guard into its no-op: x86-64 JMP32 -> TEST32, one byte,
+ *     the keys' rule (a thread decodes the old or the new opcode; rel32 is
+ *     the same bytes in both); AArch64 B -> NOP, one word, both on the Arm
+ *     ARM's list of instructions that may change under a running core
+ *     (B2.2.5). Synced by the engine, so that every thread reads the
+ *     immediate by the time init returns (either path gives the same
+ *     value).
+ * What the arch gives (sy_arch.h): sy_arch_rc_valid(), sy_arch_rc_imm()
+ * (step 1's change) and sy_arch_rc_guard() (step 3's), with
+ * SY_ARCH_HAVE_RC_HOOKS; or, with SY_RC_GUARD_JMP, a one-byte guard
+ * (SY_RC_GUARD_JMP -> SY_RC_GUARD_TEST, SY_RC_GUARD_LEN bytes long) before
+ * one instruction whose immediate ends it (the forms below).
  * A second init with another value would have to rewrite an immediate
  * that threads may be executing: refused (-EBUSY), the kernel's rule
  * (init once) made explicit. The value of every initialised variable is
@@ -47,7 +58,56 @@ static const struct rc_value *value_of(const void *sym)
 	return NULL;
 }
 
-#ifdef SY_RC_GUARD_JMP
+#if defined(SY_RC_GUARD_JMP) && !defined(SY_ARCH_HAVE_RC_HOOKS)
+/* A one-byte guard before an instruction that ends with the immediate. */
+#define SY_ARCH_HAVE_RC_HOOKS 1
+
+/* The immediate's bytes (little-endian, its own size). */
+static void rc_bytes(unsigned size, uint64_t v, uint8_t *out)
+{
+	if (size == 1)
+		v &= 31;	/* a shift count */
+	memcpy(out, &v, size);
+}
+
+static const uint8_t *rc_placeholder(unsigned size)
+{
+	static const uint8_t ph8[8] = { 0xef, 0xcd, 0xab, 0x89,
+					0x67, 0x45, 0x23, 0x01 };
+	static const uint8_t ph4[4] = { 0x78, 0x56, 0x34, 0x12 };
+	static const uint8_t ph1[1] = { 12 };
+
+	return size == 8 ? ph8 : size == 4 ? ph4 : ph1;
+}
+
+static bool sy_arch_rc_valid(unsigned end, unsigned size)
+{
+	return (size == 8 || size == 4 || size == 1) &&
+	       end >= SY_RC_GUARD_LEN + size && end <= 16;
+}
+
+static void sy_arch_rc_imm(uintptr_t code, unsigned end, unsigned size,
+			   uint64_t v, unsigned *off, unsigned *len,
+			   uint8_t *old, uint8_t *new_)
+{
+	(void)code;
+	*off = end - size;
+	*len = size;
+	memcpy(old, rc_placeholder(size), size);
+	rc_bytes(size, v, new_);
+}
+
+static void sy_arch_rc_guard(uintptr_t code, uint8_t *old, uint8_t *new_,
+			     unsigned *len)
+{
+	(void)code;
+	old[0] = SY_RC_GUARD_JMP;
+	new_[0] = SY_RC_GUARD_TEST;
+	*len = 1;
+}
+#endif
+
+#ifdef SY_ARCH_HAVE_RC_HOOKS
 
 static struct sy_rec_table *tables;		/* patch lock */
 
@@ -56,28 +116,9 @@ static uintptr_t rc_code(const struct sy_rc_entry *e)
 	return (uintptr_t)&e->code + (intptr_t)e->code;
 }
 
-/* The immediate's bytes for site e (little-endian, its own size). */
-static void rc_bytes(const struct sy_rc_entry *e, uint64_t v, uint8_t *out)
-{
-	if (e->size == 1)
-		v &= 31;	/* a shift count */
-	memcpy(out, &v, e->size);
-}
-
-static const uint8_t *rc_placeholder(const struct sy_rc_entry *e)
-{
-	static const uint8_t ph8[8] = { 0xef, 0xcd, 0xab, 0x89,
-					0x67, 0x45, 0x23, 0x01 };
-	static const uint8_t ph4[4] = { 0x78, 0x56, 0x34, 0x12 };
-	static const uint8_t ph1[1] = { 12 };
-
-	return e->size == 8 ? ph8 : e->size == 4 ? ph4 : ph1;
-}
-
 static bool rc_valid(const struct sy_rc_entry *e)
 {
-	return (e->size == 8 || e->size == 4 || e->size == 1) &&
-	       e->end >= SY_RC_GUARD_LEN + e->size && e->end <= 16;
+	return sy_arch_rc_valid(e->end, e->size);
 }
 
 struct rc_src {
@@ -116,14 +157,14 @@ static bool rc_next(void *ctx, struct sy_poke_desc *d)
 			d->key = (const struct static_key *)e->sym;
 			if (s->guard) {
 				d->addr = code;
-				d->len = 1;
-				d->old[0] = SY_RC_GUARD_JMP;
-				d->new_[0] = SY_RC_GUARD_TEST;
+				sy_arch_rc_guard(code, d->old, d->new_,
+						 &d->len);
 			} else {
-				d->addr = code + e->end - e->size;
-				d->len = e->size;
-				memcpy(d->old, rc_placeholder(e), e->size);
-				rc_bytes(e, v->value, d->new_);
+				unsigned off;
+
+				sy_arch_rc_imm(code, e->end, e->size, v->value,
+					       &off, &d->len, d->old, d->new_);
+				d->addr = code + off;
 			}
 			return true;
 		}

@@ -21,8 +21,10 @@
  *                                 copy_rep_movsq, X86_FEATURE_ERMS,
  *                                 copy_rep_movsb, dst, src, len);
  *
- * static_cpu_has(feature) (and cpu_feature_enabled(), the same here) is a
- * patched branch: a 5-byte NOP where the feature is present, a jump to the
+ * static_cpu_has(feature) (and cpu_feature_enabled(), the same here; and
+ * alternative_has_cap_likely() / _unlikely(), the kernel's arm64 names,
+ * with a branch hint) is a patched branch: a NOP (x86-64: 5 bytes;
+ * AArch64: one instruction) where the feature is present, a jump to the
  * "absent" code where it is not. feature must be a constant. Its unpatched
  * form calls boot_cpu_has(): in a small leaf function that call can make
  * the compiler save registers on every entry (measured in
@@ -61,6 +63,20 @@
  * saved in rbx, moved below the red zone and aligned to 16 for the call,
  * so rbx cannot be an operand).
  *
+ * On AArch64 the same forms take A64 assembly (arch/aarch64_alternative.h):
+ *
+ *   alternative_io("mov %w0, #1", "mov %w0, #2", KERNEL_HWCAP_ATOMICS,
+ *                  "=r"(x));
+ *   alternative_call(add_llsc, add_lse, KERNEL_HWCAP_ATOMICS, "+r"(x0),
+ *                    "r"(x1) : "x2", ..., "x17", "cc", "memory");
+ *
+ * The padding is NOPs (a B over them from five on); branches, literal
+ * loads, ADR and ADRP of a replacement are re-aimed
+ * (src/arch/aarch64/insn.c); a replacement must not align or hold a
+ * literal pool. alternative_call*() is one BL; the caller binds arguments
+ * and results to x0-x7 with register variables and lists the other
+ * caller-saved registers as clobbers (x30 is the macro's).
+ *
  * Sites are checked before they are written: bytes other than what was
  * compiled (a debugger's breakpoint at start-up) are reported, named, and
  * the site keeps its old instructions, which must therefore be correct on
@@ -71,9 +87,8 @@
  *
  * Where sites are not patched (SWITCHYARD_NO_PATCHING, other
  * architectures), ALTERNATIVE*() is the old instructions, static_cpu_has()
- * is boot_cpu_has() and the calls test the feature each time (on other
- * architectures every X86_FEATURE_* is absent; the assembly forms are
- * x86-64's).
+ * is boot_cpu_has() and the calls test the feature each time (on
+ * architectures other than x86-64 and AArch64 every feature is absent).
  *
  * Everything here is thread-safe and async-signal-safe: the choice is made
  * before the code runs.
@@ -89,6 +104,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <switchyard/arch/x86_64_alternative.h>
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#include <switchyard/arch/aarch64_alternative.h>
 #else
 #define ALTERNATIVE(oldinstr, newinstr, feature) oldinstr
 #define ALTERNATIVE_2(oldinstr, newinstr1, f1, newinstr2, f2) oldinstr
@@ -105,6 +122,13 @@
 #define static_cpu_has(feature) boot_cpu_has(feature)
 #define cpu_feature_enabled(feature) boot_cpu_has(feature)
 #endif
+
+/* The kernel's arm64 names for the same test, with a hint for the
+ * compiler's layout of the `if`. */
+#define alternative_has_cap_likely(feature)                                    \
+	__builtin_expect(static_cpu_has(feature), 1)
+#define alternative_has_cap_unlikely(feature)                                  \
+	__builtin_expect(static_cpu_has(feature), 0)
 
 #define switchyard_alternative_call(oldfunc, feature, newfunc, ...)            \
 	(static_cpu_has(feature) ? (newfunc)(__VA_ARGS__)                      \

@@ -21,7 +21,8 @@
  * at the time of the read, or the value it had at runtime_const_init().
  * Changing the variable after its init does not change the patched sites
  * (as in the kernel): init once. Where sites are not patched (other
- * architectures, SWITCHYARD_NO_PATCHING) they always read the variable.
+ * architectures than x86-64 and AArch64, SWITCHYARD_NO_PATCHING) they
+ * always read the variable.
  *
  * runtime_const_init(type, sym) - writes sym's current value into every
  * site of sym in every loaded object, and into the sites of objects loaded
@@ -33,9 +34,14 @@
  * changed, reported), -EFAULT (a site holds unexpected bytes: reported),
  * -EDEADLK (from a signal handler that interrupted a switchyard call on the
  * same thread) or the write path's error. Thread-safe (the patch lock);
- * other threads may run the sites meanwhile (each site changes by one
- * byte, the immediate behind a jump nobody takes; the keys' rule). Not
- * async-signal-safe.
+ * other threads may run the sites meanwhile (the immediate is written
+ * behind a jump nobody takes, then the jump becomes a no-op: one byte on
+ * x86-64, B -> NOP on AArch64; the keys' rule). Not async-signal-safe.
+ *
+ * The sites: x86-64 `movabs $imm64`, `mov $imm32`, `shr $imm8`
+ * (arch/x86_64_runtime_const.h); AArch64 the kernel's arm64 forms, MOVZ +
+ * 3 MOVK for a pointer, MOVZ + MOVK for a u32, LSR #imm for the shift
+ * (arch/aarch64_runtime_const.h). Each behind its guard.
  *
  * runtime_const_ptr(sym), runtime_const_u32(sym),
  * runtime_const_shift_right_32(val, sym): the reads; thread-safe and
@@ -64,6 +70,9 @@ SWITCHYARD_API int switchyard_runtime_const_init(const void *sym,
 #if !defined(SWITCHYARD_NO_PATCHING) && defined(__x86_64__) &&               \
 	(defined(__GNUC__) || defined(__clang__))
 #include <switchyard/arch/x86_64_runtime_const.h>
+#elif !defined(SWITCHYARD_NO_PATCHING) && defined(__aarch64__) &&            \
+	(defined(__GNUC__) || defined(__clang__))
+#include <switchyard/arch/aarch64_runtime_const.h>
 #else
 /* no patched sites: the variable, read each time */
 #define runtime_const_ptr(sym)                                                 \

@@ -4,19 +4,36 @@
  * C++ twin, and the library libalt.c opened later): each form, for a
  * feature given at compile time, next to what it must return on a CPU
  * with and without that feature (boot_cpu_has(), which honours
- * SWITCHYARD_CPU_MASK).
+ * SWITCHYARD_CPU_MASK). The assembly is x86-64's here, AArch64's in
+ * alt_cases_aarch64.h; the expected values are the same.
  */
 #ifndef SY_TEST_ALT_CASES_H
 #define SY_TEST_ALT_CASES_H
+
+#include <string.h>
 
 #include <switchyard.h>
 
 #define ALT_NOINLINE __attribute__((noinline, unused))
 
+/* A debugger's breakpoint as it sits on a site: int3, BRK #0. */
+#if defined(__aarch64__)
+#define ALT_TRAP_LEN 4
+static const unsigned char alt_trap[4] __attribute__((unused)) = {
+	0x00, 0x00, 0x20, 0xd4 };
+#else
+#define ALT_TRAP_LEN 1
+static const unsigned char alt_trap[1] __attribute__((unused)) = { 0xcc };
+#endif
+#define ALT_IS_TRAP(p) (!memcmp((p), alt_trap, ALT_TRAP_LEN))
+
 ALT_NOINLINE static long alt_fa(long x) { return x + 1; }
 ALT_NOINLINE static long alt_fb(long x) { return x + 2; }
 ALT_NOINLINE static long alt_fc(long x) { return x + 3; }
 
+#if defined(__aarch64__)
+#include "alt_cases_aarch64.h"
+#else
 /* what an alternative_call's callee may change (the kernel's contract:
  * the caller lists it) */
 #define ALT_CALL_CLOBBERS                                                      \
@@ -80,6 +97,30 @@ ALT_NOINLINE static long alt_fc(long x) { return x + 3; }
 		return x;                                                      \
 	}
 
+/* Two features: the two-way forms; the last that applies wins. */
+#define ALT_CASES_2(name, F1, F2)                                              \
+	ALT_NOINLINE static int name##_2(void)                                 \
+	{                                                                      \
+		int x;                                                         \
+		__asm__ volatile(ALTERNATIVE_2("mov $0, %k0", "mov $1, %k0",   \
+					       F1, "mov $2, %k0", F2)          \
+				 : "=r"(x));                                   \
+		return x;                                                      \
+	}                                                                      \
+	ALT_NOINLINE static long name##_call2(long v)                          \
+	{                                                                      \
+		long r;                                                        \
+		alternative_call_2(alt_fa, alt_fb, F1, alt_fc, F2, "=a"(r),    \
+				   "D"(v) : ALT_CALL_CLOBBERS);                \
+		return r;                                                      \
+	}                                                                      \
+	ALT_NOINLINE static long name##_ccall2(long v)                         \
+	{                                                                      \
+		return switchyard_alternative_call_2(alt_fa, F1, alt_fb, F2,   \
+						     alt_fc, v);               \
+	}
+#endif /* the assembly of each arch */
+
 /* Where nothing is patched, the assembly forms keep their old
  * instructions; static_cpu_has() and the C calls still test the feature. */
 #ifdef SWITCHYARD_NO_PATCHING
@@ -104,28 +145,6 @@ ALT_NOINLINE static long alt_fc(long x) { return x + 3; }
 		CHECK_EQ(name##_short(), a ? 0 : 0x3333333333L);               \
 	} while (0)
 
-/* Two features: the two-way forms; the last that applies wins. */
-#define ALT_CASES_2(name, F1, F2)                                              \
-	ALT_NOINLINE static int name##_2(void)                                 \
-	{                                                                      \
-		int x;                                                         \
-		__asm__ volatile(ALTERNATIVE_2("mov $0, %k0", "mov $1, %k0",   \
-					       F1, "mov $2, %k0", F2)          \
-				 : "=r"(x));                                   \
-		return x;                                                      \
-	}                                                                      \
-	ALT_NOINLINE static long name##_call2(long v)                          \
-	{                                                                      \
-		long r;                                                        \
-		alternative_call_2(alt_fa, alt_fb, F1, alt_fc, F2, "=a"(r),    \
-				   "D"(v) : ALT_CALL_CLOBBERS);                \
-		return r;                                                      \
-	}                                                                      \
-	ALT_NOINLINE static long name##_ccall2(long v)                         \
-	{                                                                      \
-		return switchyard_alternative_call_2(alt_fa, F1, alt_fb, F2,   \
-						     alt_fc, v);               \
-	}
 #define ALT_CHECK_2(name, F1, F2)                                              \
 	do {                                                                   \
 		int w = boot_cpu_has(F2) ? 2 : boot_cpu_has(F1) ? 1 : 0;       \

@@ -2,10 +2,10 @@
 /*
  * libalt.c - a library with alternatives, opened by test_alternative after
  * start-up: its sites must be chosen before dlopen() returns. One site is
- * spoiled before registration (an int3 over its first byte, written by a
- * constructor that runs before the header's glue), standing for a
- * debugger's breakpoint: it must be refused, not overwritten, and the
- * others still chosen.
+ * spoiled before registration (an int3 over its first byte, a BRK over its
+ * first word on AArch64, written by a constructor that runs before the
+ * header's glue), standing for a debugger's breakpoint: it must be
+ * refused, not overwritten, and the others still chosen.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,18 +21,31 @@ const void *alt_lib_start = __start_sy_altinstr;
 const void *alt_lib_stop = __stop_sy_altinstr;
 uintptr_t alt_lib_spoiled;
 
-ALT_CASES(lib_avx2, X86_FEATURE_AVX2)
-ALT_CASES(lib_sse2, X86_FEATURE_XMM2)
-ALT_CASES_2(lib_two, X86_FEATURE_ERMS, X86_FEATURE_AVX512F)
+#if defined(__aarch64__)
+#define LIB_F1 KERNEL_HWCAP_ATOMICS
+#define LIB_F2 KERNEL_HWCAP_CRC32
+#define LIB_F3 KERNEL_HWCAP_AES
+#define LIB_F4 KERNEL_HWCAP_SVE
+#define LIB_MOV(n) "mov %w0, #" #n
+#else
+#define LIB_F1 X86_FEATURE_AVX2
+#define LIB_F2 X86_FEATURE_XMM2
+#define LIB_F3 X86_FEATURE_ERMS
+#define LIB_F4 X86_FEATURE_AVX512F
+#define LIB_MOV(n) "mov $" #n ", %k0"
+#endif
+
+ALT_CASES(lib_f1, LIB_F1)
+ALT_CASES(lib_f2, LIB_F2)
+ALT_CASES_2(lib_two, LIB_F3, LIB_F4)
 
 __attribute__((noinline)) int alt_lib_bad(void)
 {
 	int x;
 
 	/* one of the two applies on any CPU: the site always changes */
-	__asm__ volatile(ALTERNATIVE_2("mov $1, %k0", "mov $2, %k0",
-				       X86_FEATURE_XMM2, "mov $3, %k0",
-				       ALT_NOT(X86_FEATURE_XMM2))
+	__asm__ volatile(ALTERNATIVE_2(LIB_MOV(1), LIB_MOV(2), LIB_F2,
+				       LIB_MOV(3), ALT_NOT(LIB_F2))
 			 : "=r"(x));
 	return x;
 }
@@ -45,7 +58,6 @@ static void spoil(void)
 	 * protection: this very code may share the page) */
 	for (; (const void *)r < alt_lib_stop; r += 4) {
 		uintptr_t site = (uintptr_t)r + (intptr_t)r[0];
-		uint8_t int3 = 0xcc;
 		int fd;
 
 		if (site < (uintptr_t)alt_lib_bad ||
@@ -54,7 +66,8 @@ static void spoil(void)
 		fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (pwrite(fd, &int3, 1, (off_t)site) == 1)
+		if (pwrite(fd, alt_trap, ALT_TRAP_LEN, (off_t)site) ==
+		    ALT_TRAP_LEN)
 			alt_lib_spoiled = site;
 		close(fd);
 		return;
@@ -64,9 +77,9 @@ static void spoil(void)
 /* The library's own checks: failures, 0 if none. */
 int alt_lib_run(void)
 {
-	ALT_CHECK(lib_avx2, X86_FEATURE_AVX2);
-	ALT_CHECK(lib_sse2, X86_FEATURE_XMM2);
-	ALT_CHECK_2(lib_two, X86_FEATURE_ERMS, X86_FEATURE_AVX512F);
+	ALT_CHECK(lib_f1, LIB_F1);
+	ALT_CHECK(lib_f2, LIB_F2);
+	ALT_CHECK_2(lib_two, LIB_F3, LIB_F4);
 	return sy_test_failures;
 }
 

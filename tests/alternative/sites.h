@@ -5,7 +5,8 @@
  * decode to whole instructions ending at its end (or a jump to its end
  * over int3 padding), with no two 0x90s in a row (padding merged), and a
  * static_cpu_has() site must be patched (a NOP, or a jump elsewhere than
- * where it was compiled to go).
+ * where it was compiled to go). AArch64's fixed-width words need no
+ * decoder: its check is first below.
  */
 #ifndef SY_TEST_ALT_SITES_H
 #define SY_TEST_ALT_SITES_H
@@ -26,6 +27,78 @@ static uintptr_t alt_rel(const int32_t *f)
 	return (uintptr_t)f + (intptr_t)*f;
 }
 
+#if defined(__aarch64__)
+/*
+ * AArch64: every site is whole words; its padding is merged (a run of
+ * SY_A64_PAD_BRANCH NOPs or more at its end must come after a B to the
+ * site's end: else the filler did not merge them); a
+ * static_cpu_has() site (one word, a B as compiled) must be patched: a NOP,
+ * or a B elsewhere than where it was compiled to go.
+ */
+static uint32_t alt_word(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, 4);
+	return w;
+}
+
+/* where the B at p goes, or 0 */
+static uintptr_t alt_b_dest(const uint8_t *p)
+{
+	uint32_t w = alt_word(p);
+
+	if ((w & 0xfc000000u) != 0x14000000u)
+		return 0;
+	return (uintptr_t)p + (uintptr_t)((int64_t)((uint64_t)w << 38) >> 36);
+}
+
+static int alt_check_sites(const struct sy_alt_entry *start,
+			   const struct sy_alt_entry *stop, int *cpu_has_sites)
+{
+	int bad = 0;
+
+	for (const struct sy_alt_entry *e = start; e < stop; e++) {
+		const uint8_t *site = (const uint8_t *)alt_rel(&e->site);
+		const uint8_t *copy = (const uint8_t *)alt_rel(&e->copy);
+		size_t n = e->len / 4, nops = 0;
+
+		if (e + 1 < stop && alt_rel(&e[1].site) == (uintptr_t)site)
+			continue;	/* the site's last record checks it */
+		if ((e->len & 3) || ((uintptr_t)site & 3)) {
+			fprintf(stderr, "site %p: not whole words\n",
+				(const void *)site);
+			bad++;
+			continue;
+		}
+		while (nops < n && alt_word(site + 4 * (n - 1 - nops)) ==
+					   SY_A64_NOP)
+			nops++;
+		if (nops >= SY_A64_PAD_BRANCH &&
+		    (nops == n || alt_b_dest(site + 4 * (n - 1 - nops)) !=
+					  (uintptr_t)site + e->len)) {
+			fprintf(stderr, "site %p: padding not merged\n",
+				(const void *)site);
+			bad++;
+		}
+		if (e->len == 4 && alt_b_dest(copy)) {	/* static_cpu_has() */
+			(*cpu_has_sites)++;
+			if (alt_b_dest(site) &&
+			    alt_b_dest(site) == alt_b_dest(copy)) {
+				fprintf(stderr, "site %p: not patched\n",
+					(const void *)site);
+				bad++;
+			} else if (!alt_b_dest(site) &&
+				   alt_word(site) != SY_A64_NOP) {
+				fprintf(stderr, "site %p: neither NOP nor B\n",
+					(const void *)site);
+				bad++;
+			}
+		}
+	}
+	return bad;
+}
+#else
 /* Problems found in the sites of [start, stop); 0 if none. */
 static int alt_check_sites(const struct sy_alt_entry *start,
 			   const struct sy_alt_entry *stop, int *cpu_has_sites)
@@ -77,5 +150,6 @@ static int alt_check_sites(const struct sy_alt_entry *start,
 	}
 	return bad;
 }
+#endif
 
 #endif /* SY_TEST_ALT_SITES_H */

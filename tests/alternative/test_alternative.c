@@ -6,7 +6,9 @@
  * replacement re-aimed, padding merged, every static_cpu_has() site of the
  * program patched before main(), and a library opened later: chosen before
  * dlopen() returns, its spoiled site refused by name and left alone, its
- * other sites chosen.
+ * other sites chosen. On AArch64 the cases are alt_aarch64.h's (hwcaps,
+ * A64 relative operands, site words before and after, real LSE and SVE
+ * instructions chosen only where they run).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -17,6 +19,16 @@
 #include "alt_cases.h"
 #include "sites.h"
 
+#ifndef SY_TEST_NO_SITES
+extern struct sy_alt_entry __start_sy_altinstr[] SY_HIDDEN;
+extern struct sy_alt_entry __stop_sy_altinstr[] SY_HIDDEN;
+#endif
+
+int alt_global = 40;
+
+#if defined(__aarch64__)
+#include "alt_aarch64.h"
+#else
 ALT_CASES(sse2, X86_FEATURE_XMM2)
 ALT_CASES(popcnt, X86_FEATURE_POPCNT)
 ALT_CASES(avx2, X86_FEATURE_AVX2)
@@ -28,13 +40,6 @@ ALT_CASES_2(sse2_avx2, X86_FEATURE_XMM2, X86_FEATURE_AVX2)
 ALT_CASES_2(avx2_sse2, X86_FEATURE_AVX2, X86_FEATURE_XMM2)
 ALT_CASES_2(erms_fsrm, X86_FEATURE_ERMS, X86_FEATURE_FSRM)
 ALT_CASES_2(avx512f_popcnt, X86_FEATURE_AVX512F, X86_FEATURE_POPCNT)
-
-#ifndef SY_TEST_NO_SITES
-extern struct sy_alt_entry __start_sy_altinstr[] SY_HIDDEN;
-extern struct sy_alt_entry __stop_sy_altinstr[] SY_HIDDEN;
-#endif
-
-int alt_global = 40;
 
 /*
  * A replacement with every kind of relative operand: RIP-relative data
@@ -59,6 +64,7 @@ __attribute__((noinline)) static int reloc(void)
 			 : "=a"(x) : : "cc");
 	return x;
 }
+#endif
 
 static char logbuf[8192];
 static size_t loglen;
@@ -98,9 +104,9 @@ static void check_library(const char *path)
 	if (!start || !stop || !spoiled || !run)
 		return;
 	/* chosen before any of the library's code ran (none has yet), the
-	 * spoiled site left alone: its int3 still there */
+	 * spoiled site left alone: its trap still there */
 	CHECK(*spoiled != 0);
-	CHECK(*spoiled && *(const uint8_t *)*spoiled == 0xcc);
+	CHECK(*spoiled && ALT_IS_TRAP((const uint8_t *)*spoiled));
 	{
 		const struct sy_alt_entry *s = (const struct sy_alt_entry *)*start;
 		const struct sy_alt_entry *e = (const struct sy_alt_entry *)*stop;
@@ -132,6 +138,13 @@ int main(int argc, char **argv)
 	int cpu_has_sites = 0;
 	const char *masked = getenv("SY_TEST_MASKED");
 
+#if defined(__aarch64__)
+	/* the masked run must really hide them; under qemu, its CPU model
+	 * must be what the test was told (both choices get exercised) */
+	if (masked)
+		alt_a64_check_masked();
+	alt_a64_check_qemu_cpu(getenv("SY_TEST_QEMU_CPU"));
+#else
 	if (!boot_cpu_has(X86_FEATURE_XMM2) && !masked)
 		SKIP("no SSE2 reported: not an x86-64 CPU as expected");
 	/* the masked run must really hide them */
@@ -141,6 +154,7 @@ int main(int argc, char **argv)
 		CHECK(!boot_cpu_has(X86_FEATURE_ERMS));
 		CHECK(!boot_cpu_has(X86_FEATURE_AVX512F));
 	}
+#endif
 #ifndef SY_TEST_NO_SITES
 	/* the program's sites, before any ran */
 	CHECK_EQ(alt_check_sites(__start_sy_altinstr, __stop_sy_altinstr,
@@ -151,6 +165,9 @@ int main(int argc, char **argv)
 	(void)alt_check_sites;
 #endif
 
+#if defined(__aarch64__)
+	alt_a64_run();
+#else
 	ALT_CHECK(sse2, X86_FEATURE_XMM2);
 	ALT_CHECK(popcnt, X86_FEATURE_POPCNT);
 	ALT_CHECK(avx2, X86_FEATURE_AVX2);
@@ -163,6 +180,7 @@ int main(int argc, char **argv)
 	ALT_CHECK_2(erms_fsrm, X86_FEATURE_ERMS, X86_FEATURE_FSRM);
 	ALT_CHECK_2(avx512f_popcnt, X86_FEATURE_AVX512F, X86_FEATURE_POPCNT);
 	CHECK_EQ(reloc(), ALT_ASM(boot_cpu_has(X86_FEATURE_XMM2)) ? 42 : 1);
+#endif
 
 	if (argc > 1)
 		check_library(argv[1]);

@@ -7,7 +7,9 @@
  * program runs itself with SWITCHYARD_CPU_MASK=erms,avx2,no_such_feature;
  * the child must see erms and avx2 hidden with what needs them (fsrm,
  * avx512*), everything else unchanged, and the unknown name reported on
- * stderr.
+ * stderr. On AArch64 (cpu_aarch64.h): the hwcaps against getauxval() and,
+ * on Arm hardware, /proc/cpuinfo's Features line; the identity against
+ * MIDR_EL1; the mask with the hwcap names.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -162,6 +164,10 @@ static void test_mask(const char *self)
 		fprintf(stderr, "masked child:\n%s", out);
 }
 
+#if defined(__aarch64__)
+#include "cpu_aarch64.h"
+#endif
+
 int main(int argc, char **argv)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
@@ -189,6 +195,13 @@ int main(int argc, char **argv)
 	check_synthetic(mask);
 	if (!mask)
 		test_mask(argv[0]);
+#elif defined(__aarch64__)
+	(void)mask;
+	(void)read_cpuinfo;
+	(void)check_features;
+	(void)check_synthetic;
+	(void)test_mask;
+	a64_main(argc, argv);
 #else
 	(void)mask;
 	(void)argv;

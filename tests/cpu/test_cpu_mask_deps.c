@@ -9,7 +9,9 @@
  * prints the features it sees and the copy strategies it may use. What a
  * masked child sees must be what the unmasked one saw minus the mask's
  * closure (the table below, the rule as documented), so the test holds on
- * any x86-64 CPU: a feature the CPU lacks is simply absent in both.
+ * any x86-64 CPU: a feature the CPU lacks is simply absent in both. On
+ * AArch64 the same with the hwcaps (sve hides sve2 and the other SVE
+ * hwcaps, fp hides everything built on it, ...; cpufeature.h).
  *
  *   test_cpu_mask_deps [SWITCHYARD_TOOL]
  */
@@ -20,11 +22,12 @@
 #include <unistd.h>
 
 #include "sy_test.h"
+#include "exec_self.h"
 
-#ifndef __x86_64__
+#if !defined(__x86_64__) && !defined(__aarch64__)
 int main(void)
 {
-	SKIP("x86-64 features");
+	SKIP("no CPU features on this architecture");
 }
 #else
 
@@ -72,10 +75,9 @@ static void run(const char *mask, const char *tool, char *out, size_t size)
 		/* no calibration file of the user's */
 		setenv("XDG_CACHE_HOME", "/nonexistent", 1);
 		if (tool)
-			execl(tool, "switchyard", "cpu", (char *)NULL);
+			sy_exec(tool, "switchyard", "cpu");
 		else
-			execl(self, "test_cpu_mask_deps", "--child",
-			      (char *)NULL);
+			sy_exec(self, "test_cpu_mask_deps", "--child");
 		_exit(126);
 	}
 	close(p[1]);
@@ -109,6 +111,23 @@ static int in_list(const char *list, const char *word)
 static const struct {
 	const char *mask, *hides;	/* hides: the mask's closure */
 } cases[] = {
+#if defined(__aarch64__)
+	{ "sve", "sve,sve2,sveaes,svepmull,svebitperm,svesha3,svesm4,svei8mm,"
+		 "svef32mm,svef64mm,svebf16,sveebf16" },
+	{ "sve2", "sve2,sveaes,svepmull,svebitperm,svesha3,svesm4" },
+	{ "fp", "fp,asimd,fphp,asimdhp,asimdfhm,aes,pmull,sha1,sha2,sha512,"
+		"sha3,sm3,sm4,asimdrdm,asimddp,i8mm,bf16,ebf16,sve,sve2,sveaes,"
+		"svepmull,svebitperm,svesha3,svesm4,svei8mm,svef32mm,svef64mm,"
+		"svebf16,sveebf16" },
+	{ "aes", "aes,pmull" },
+	{ "sha1", "sha1,sha2,sha512" },
+	{ "lrcpc", "lrcpc,ilrcpc" },
+	{ "mte", "mte,mte3" },
+	{ "sme", "sme,smei16i64,smef64f64,smei8i32,smef16f32,smeb16f32,"
+		 "smef32f32,smefa64" },
+	/* a list, and features nothing needs */
+	{ "atomics,bti", "atomics,bti" },
+#else
 	{ "avx", "avx,fma,avx2,avx512f,avx512dq,avx512cd,avx512bw,avx512vl,"
 		 "avx512_copy" },
 	{ "osxsave", "osxsave,avx,fma,avx2,avx512f,avx512dq,avx512cd,"
@@ -124,6 +143,7 @@ static const struct {
 	{ "erms", "erms,fsrm,fzrm,fsrs" },
 	/* a list, and a feature nothing needs */
 	{ "movbe,avx512bw", "movbe,avx512bw,avx512_copy" },
+#endif
 };
 
 int main(int argc, char **argv)
@@ -139,7 +159,12 @@ int main(int argc, char **argv)
 	self[len] = 0;
 
 	run(NULL, NULL, base, sizeof(base));
+#if defined(__aarch64__)
+	CHECK(has_line(base, "F", "fp"));	/* AArch64 Linux has FP */
+	CHECK(has_line(base, "F", "asimd"));
+#else
 	CHECK(has_line(base, "F", "sse2"));	/* x86-64 has SSE2 */
+#endif
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		int failed = sy_test_failures;
 
@@ -158,6 +183,7 @@ int main(int argc, char **argv)
 					want ? "shown" : "hidden");
 			CHECK_EQ(has_line(out, "F", name), want);
 		}
+#if defined(__x86_64__)
 		if (in_list(cases[c].hides, "avx2")) {
 			/* the copy routine follows the features */
 			CHECK(!has_line(out, "S", "3"));  /* AVX2 */
@@ -166,11 +192,22 @@ int main(int argc, char **argv)
 		}
 		if (in_list(cases[c].hides, "erms"))
 			CHECK(!has_line(out, "S", "5"));  /* rep movsb */
+#endif
 		if (sy_test_failures != failed)
 			fprintf(stderr, "  with SWITCHYARD_CPU_MASK=%s:\n%s",
 				cases[c].mask, out);
 	}
 	/* the tool says the same */
+#if defined(__aarch64__)
+	if (argc > 1) {
+		run("sve", argv[1], out, sizeof(out));
+		CHECK(strstr(out, "features:") != NULL);
+		CHECK(strstr(out, " sve") == NULL);	/* sve, sve2, ... */
+		CHECK(strstr(out, " fp") != NULL);
+		if (sy_test_failures)
+			fprintf(stderr, "switchyard cpu:\n%s", out);
+	}
+#else
 	if (argc > 1) {
 		run("avx", argv[1], out, sizeof(out));
 		CHECK(strstr(out, "features:") != NULL);
@@ -182,6 +219,7 @@ int main(int argc, char **argv)
 		if (sy_test_failures)
 			fprintf(stderr, "switchyard cpu:\n%s", out);
 	}
+#endif
 	return sy_test_done("cpu_mask_deps");
 }
 #endif

@@ -353,4 +353,139 @@ static inline void sy_arch_cpu_relax(void)
 	__asm__ volatile("yield" ::: "memory");
 }
 
+/* ---- alternatives and run-time constants ---- */
+
+/*
+ * CPU features: the hwcap names live in cpu_probe.c (cpu.c's own table is
+ * x86-64's).
+ */
+#define SY_ARCH_HAVE_CPU_NAMES 1
+struct sy_cpu_name {
+	unsigned feature;
+	const char *name;	/* as /proc/cpuinfo's "Features" line has it */
+};
+__attribute__((visibility("hidden")))
+extern const struct sy_cpu_name sy_arch_cpu_names[];
+__attribute__((visibility("hidden"))) extern const size_t sy_arch_cpu_nnames;
+
+/*
+ * Alternatives (include/switchyard/arch/aarch64_alternative.h): a site is
+ * whole instructions, padded with NOPs; insn.c moves code (re-aiming B,
+ * BL, B.cond, CBZ/CBNZ, TBZ/TBNZ, LDR literal, ADR, ADRP) and fills with
+ * NOPs. Every write happens before any thread runs the site (the object's
+ * registration), so the Arm ARM's list of instructions that may change
+ * under a running core does not constrain what is written (the same
+ * premise as x86-64's: src/alternative.c).
+ */
+#define SY_ARCH_HAVE_ALTERNATIVES 1
+#define SY_ARCH_INSN_ALIGN 4	/* a trap (BRK) can only start here */
+
+/* The length of old without its trailing NOP padding (whole words). */
+static inline size_t sy_arch_alt_unpadded(const uint8_t *old, size_t len)
+{
+	len &= ~(size_t)3;
+	while (len && sy_a64_word(old + len - 4) == SY_A64_NOP)
+		len -= 4;
+	return len;
+}
+
+/* A padding of this many words or more is a B over NOPs (insn.c). */
+#define SY_A64_PAD_BRANCH 5
+
+/*
+ * Run-time constants (include/switchyard/arch/aarch64_runtime_const.h):
+ *
+ *   +0   B ool  / NOP           the guard
+ *   +4   MOVZ Xd, #0xcdef                      ptr: 4 words, end 20
+ *        MOVK Xd, #0x89ab, LSL #16
+ *        MOVK Xd, #0x4567, LSL #32
+ *        MOVK Xd, #0x0123, LSL #48
+ *   +4   MOVZ Wd, #0x5678                      u32: 2 words, end 12
+ *        MOVK Wd, #0x1234, LSL #16
+ *   +4   LSR Wd, Wn, #12 (UBFM Wd, Wn, #12, #31)  shift: 1 word, end 8
+ *
+ * The immediates are not among the instructions that may change while a
+ * core executes them (Arm ARM B2.2.5): they are written while the guard
+ * (B) keeps every thread out of them, then made visible (the engine's
+ * cache maintenance and core sync), and only then is the guard turned
+ * into a NOP, a change B2.2.5 allows under running threads. They are never
+ * written again (a second init with another value is refused).
+ */
+#define SY_ARCH_HAVE_RC_HOOKS 1
+#define SY_A64_MOVZ_X 0xd2800000u
+#define SY_A64_MOVK_X 0xf2800000u
+#define SY_A64_MOVZ_W 0x52800000u
+#define SY_A64_MOVK_W 0x72800000u
+#define SY_A64_MOV_MASK 0xff800000u	/* opc, sf: hw and imm16 below */
+#define SY_A64_UBFM_W 0x53000000u
+#define SY_A64_UBFM_MASK 0xffc00000u
+
+static inline bool sy_arch_rc_valid(unsigned end, unsigned size)
+{
+	return (size == 8 && end == 20) || (size == 4 && end == 12) ||
+	       (size == 1 && end == 8);
+}
+
+/* MOVZ (first) or MOVK of imm16 at halfword hw into register rd. */
+static inline uint32_t sy_a64_mov16(bool x, bool first, unsigned hw,
+				    unsigned imm16, unsigned rd)
+{
+	uint32_t op = x ? (first ? SY_A64_MOVZ_X : SY_A64_MOVK_X)
+			: (first ? SY_A64_MOVZ_W : SY_A64_MOVK_W);
+
+	return op | hw << 21 | (imm16 & 0xffffu) << 5 | (rd & 31);
+}
+
+/*
+ * The immediate's change at a site (code: the guard): the instructions
+ * after the guard with the placeholder (old) and with value v (new), their
+ * registers as the compiler chose them (read from the site: whatever else
+ * differs makes the engine refuse the site as foreign).
+ */
+static inline void sy_arch_rc_imm(uintptr_t code, unsigned end,
+				  unsigned size, uint64_t v, unsigned *off,
+				  unsigned *len, uint8_t *old, uint8_t *new_)
+{
+	static const uint64_t ph[2] = { 0x0123456789abcdefull, 0x12345678u };
+	const uint8_t *p = (const uint8_t *)code + 4;
+	uint32_t w = sy_a64_word(p), o[4], n[4];
+	unsigned words = (end - 4) / 4;
+
+	*off = 4;
+	*len = words * 4;
+	if (size == 1) {
+		/* UBFM Wd, Wn, #immr, #31: LSR by immr; imms stays 31 */
+		uint32_t keep = (w & 0x3ffu) | 31u << 10 | SY_A64_UBFM_W;
+
+		o[0] = keep | 12u << 16;
+		n[0] = keep | (uint32_t)(v & 31) << 16;
+	} else {
+		for (unsigned i = 0; i < words; i++) {
+			uint64_t pv = ph[size == 4];
+
+			o[i] = sy_a64_mov16(size == 8, !i, i, pv >> 16 * i, w);
+			n[i] = sy_a64_mov16(size == 8, !i, i, v >> 16 * i, w);
+		}
+	}
+	memcpy(old, o, *len);
+	memcpy(new_, n, *len);
+}
+
+/*
+ * The guard's change: the B to the out-of-line code (whatever its offset:
+ * the record does not say; a guard holding anything but a B or the NOP is
+ * refused as foreign) becomes a NOP.
+ */
+static inline void sy_arch_rc_guard(uintptr_t code, uint8_t *old,
+				    uint8_t *new_, unsigned *len)
+{
+	uint32_t w = sy_a64_word((const uint8_t *)code), n = SY_A64_NOP;
+
+	if ((w & SY_A64_B_MASK) != SY_A64_B)
+		w = SY_A64_B | 1;	/* not there: the engine compares */
+	memcpy(old, &w, 4);
+	memcpy(new_, &n, 4);
+	*len = 4;
+}
+
 #endif /* SY_ARCH_AARCH64_H */
