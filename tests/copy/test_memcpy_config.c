@@ -90,12 +90,16 @@ static void check_quiet(const char *err, unsigned long rep, bool erms)
 
 	if (erms || rep == ~0ul || rep == UINT32_MAX) {
 		CHECK_EQ(err[0], 0);
+		if (err[0])
+			fprintf(stderr, "  said: %s\n", err);
 		return;
 	}
 	snprintf(want, sizeof(want), "rep_min=%lu not used", rep);
-	CHECK(strstr(err, want) != NULL);
 	nl = strchr(err, '\n');
+	CHECK(strstr(err, want) != NULL);
 	CHECK(nl && !nl[1]);	/* that line alone */
+	if (!strstr(err, want) || !nl || nl[1])
+		fprintf(stderr, "  wanted '%s' alone, said: %s\n", want, err);
 }
 
 /* Run the child with SWITCHYARD_MEMCPY=env (NULL: unset). */
