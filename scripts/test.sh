@@ -36,8 +36,8 @@ gen=""
 # the tests on, whatever an earlier configure cached (README's install
 # block turns them off)
 cmake -S . -B build $gen -DSWITCHYARD_WERROR=ON -DSWITCHYARD_BUILD_TESTS=ON \
-	>/dev/null
-cmake --build build
+	>/dev/null || { echo "test.sh: FAIL: cmake could not configure build/"; exit 1; }
+cmake --build build || { echo "test.sh: FAIL: the build (build/)"; exit 1; }
 cd build
 out=Testing/Temporary/test.sh.out
 mkdir -p Testing/Temporary
