@@ -19,9 +19,12 @@
 #                                                (bench/suite/plot.py; the
 #                                                showcase's quick suite,
 #                                                tests/bench/test_bench_plots)
-#   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu  the AArch64 build and its
-#   qemu-user                                    tests under qemu
-#                                                (test_cross_aarch64)
+#   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu  the AArch64 suite:
+#   libc6-dev-arm64-cross qemu-user              cross-built, run under
+#                                                qemu-aarch64 (x86-64
+#                                                machines; test.sh runs it
+#                                                after the native suite:
+#                                                scripts/cross-aarch64.sh)
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -46,6 +49,11 @@ have gnuplot || need="$need gnuplot-nox"
 if [ "$(uname -m)" = x86_64 ]; then
 	have aarch64-linux-gnu-gcc || need="$need gcc-aarch64-linux-gnu"
 	have aarch64-linux-gnu-g++ || need="$need g++-aarch64-linux-gnu"
+	# the C library's headers and static archive for AArch64: only
+	# recommended by the cross gcc (no recommends installed here)
+	[ -f /usr/aarch64-linux-gnu/include/stdio.h ] &&
+		[ -f /usr/aarch64-linux-gnu/lib/libc.a ] ||
+		need="$need libc6-dev-arm64-cross"
 	have qemu-aarch64 || need="$need qemu-user"
 fi
 [ -z "$need" ] && exit 0

@@ -1,11 +1,17 @@
 #!/bin/sh
 # test.sh [--allow-skip] - install what is missing, build everything with
-# -Werror, run the default test suite (ctest prints its summary line), then
-# the skip verdict.
+# -Werror, run the default test suite (build/); on an x86-64 machine, then
+# the same suite cross-built for AArch64 and run under qemu-user
+# (scripts/cross-aarch64.sh, build-aarch64/). The last line gives both
+# verdicts, each suite's tests counted as passed, skipped and failed:
+#   test.sh: PASS: x86_64 PASS: ...; AArch64 under qemu PASS: ...
+#   test.sh: FAIL: ... (the failed tests named, with where their output is)
 #
 # A skipped test (exit 77: a tool, a kernel feature or a permission is
 # missing) is a test that did not run: the run fails, naming each skipped
-# test with the reason it printed, unless skips are allowed explicitly:
+# test with the reason it printed, unless tests/expected_skips.txt lists it
+# for where it ran (what qemu-user cannot run, and why), or skips are
+# allowed explicitly:
 #   ./scripts/test.sh --allow-skip      or      SWITCHYARD_ALLOW_SKIP=1
 # (for machines known to lack something, e.g. ptrace forbidden in a
 # container).
@@ -14,11 +20,13 @@ allow_skip=${SWITCHYARD_ALLOW_SKIP:-0}
 for arg in "$@"; do
 	case "$arg" in
 	--allow-skip) allow_skip=1;;
-	-h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0;;
+	-h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0;;
 	*) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2;;
 	esac
 done
 cd "$(dirname "$0")/.."
+src=$(pwd)
+. ./scripts/suite_verdict.sh
 ./scripts/deps.sh
 # Ninja when there is one, but never another generator than build/ was
 # configured with (cmake refuses to switch), whoever configured it.
@@ -28,8 +36,8 @@ gen=""
 # the tests on, whatever an earlier configure cached (README's install
 # block turns them off)
 cmake -S . -B build $gen -DSWITCHYARD_WERROR=ON -DSWITCHYARD_BUILD_TESTS=ON \
-	>/dev/null
-cmake --build build
+	>/dev/null || { echo "test.sh: FAIL: cmake could not configure build/"; exit 1; }
+cmake --build build || { echo "test.sh: FAIL: the build (build/)"; exit 1; }
 cd build
 out=Testing/Temporary/test.sh.out
 mkdir -p Testing/Temporary
@@ -42,62 +50,48 @@ rm -f "$out" "$out.rc"
 	echo $rc >"$out.rc"
 } | tee "$out"
 rc=$(cat "$out.rc")
+# This machine's suite: every skip it makes is a failure (or allowed), but
+# for what tests/expected_skips.txt lists for AArch64 on Arm hardware.
+arch=$(uname -m)
+where=$arch
+case "$arch" in aarch64|arm64) where=aarch64;; esac
+status=0
+sy_suite_verdict "$out" "$PWD/$(dirname "$out")/LastTest.log" "$rc" \
+	"$allow_skip" "$where" "$src/tests/expected_skips.txt" || status=1
+verdict="$arch $sy_verdict"
+cd "$src"
 
-# The last line says it all, for a reader and for CI: PASS, or FAIL with
-# the names of the failed tests (their output is above and in
-# Testing/Temporary/LastTest.log).
-verdict() {
-	# the summary is ctest's own, after its last "% tests passed" line
-	# (a test's output may hold a ctest run of its own: test_cross_aarch64)
-	last=$(grep -n '% tests passed' "$out" | tail -n 1 | cut -d: -f1)
-	failed=$(awk -v last="${last:-0}" 'NR <= last { next }
-		/^The following tests FAILED:/ { on = 1; next }
-		on && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, "");
-			sub(/ \(.*/, ""); printf "%s%s", sep, $0; sep = " " }
-		' "$out")
-	summary=$(grep -E '^[0-9]+% tests passed' "$out" | tail -n 1)
-	if [ "$1" = 0 ]; then
-		echo "test.sh: PASS: ${summary:-no summary}"
-	elif [ -n "$failed" ]; then
-		echo "test.sh: FAIL: $failed (their output: above, and" \
-			"build/Testing/Temporary/LastTest.log)"
-	else
-		echo "test.sh: FAIL: ${summary:-ctest exit status $1}"
+# The AArch64 suite, on x86-64 machines (on Arm hardware the run above
+# was it). Its own last line is its verdict.
+if [ "$arch" = x86_64 ]; then
+	echo
+	echo "== the AArch64 suite: cross-built (build-aarch64/), run under" \
+		"qemu-user (scripts/cross-aarch64.sh)"
+	a64=$(mktemp "${TMPDIR:-/tmp}/sy-test.XXXXXX")
+	skip_arg=""
+	[ "$allow_skip" = 1 ] && skip_arg=--allow-skip
+	{
+		a64rc=0
+		./scripts/cross-aarch64.sh $skip_arg build-aarch64 2>&1 ||
+			a64rc=$?
+		echo $a64rc >"$a64.rc"
+	} | tee "$a64"
+	a64rc=$(cat "$a64.rc")
+	a64line=$(tail -n 1 "$a64" | sed 's/^cross-aarch64.sh: //')
+	rm -f "$a64" "$a64.rc"
+	if [ "$a64rc" = 77 ] && [ "$allow_skip" = 1 ]; then
+		a64line="$a64line (allowed)"	# the cross tools are missing
+	elif [ "$a64rc" != 0 ]; then
+		status=1
 	fi
-	exit "$1"
-}
-
-# ctest lists the tests that did not run after its summary line:
-#	The following tests did not run:
-#		 12 - test_under_gdb (Skipped)
-# Their output, with the "SKIP: <why>" line the test printed, is in
-# LastTest.log, in a block opened by "<i>/<n> Testing: <name>".
-last=$(grep -n '% tests passed' "$out" | tail -n 1 | cut -d: -f1)
-notrun=$(awk -v last="${last:-0}" 'NR <= last { next }
-	/^The following tests did not run:/ { on = 1; next }
-	on && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, ""); print; next }
-	{ on = 0 }' "$out")
-[ -z "$notrun" ] && verdict "$rc"
-echo
-echo "$notrun" | while IFS= read -r line; do
-	name=${line% (*}
-	why=$(awk -v name="$name" '
-		/^[0-9]+\/[0-9]+ Testing: / {
-			t = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", t)
-			on = (t == name); next
-		}
-		on && /^<end of output>$/ { on = 0 }
-		on && /SKIP: / { sub(/.*SKIP: /, ""); print; exit }
-	' Testing/Temporary/LastTest.log)
-	echo "SKIPPED: $line: ${why:-(no SKIP line in its output)}"
-done
-nskip=$(echo "$notrun" | wc -l)
-if [ "$allow_skip" = 1 ]; then
-	echo "$nskip test(s) did not run; allowed (--allow-skip / SWITCHYARD_ALLOW_SKIP=1)"
-	verdict "$rc"
+	verdict="$verdict; AArch64 under qemu $a64line"
 fi
-echo "FAIL: $nskip test(s) did not run (see above); install what they need" \
-	"(scripts/deps.sh) or rerun with --allow-skip to accept it"
-[ "$rc" != 0 ] && verdict "$rc"
-echo "test.sh: FAIL: $nskip test(s) skipped"
-exit 1
+
+# The last line says it all, for a reader and for CI.
+echo
+if [ "$status" = 0 ]; then
+	echo "test.sh: PASS: $verdict"
+else
+	echo "test.sh: FAIL: $verdict"
+fi
+exit "$status"

@@ -3,6 +3,8 @@
 # compiler x optimisation x link mode and run each program: PIE, non-PIE,
 # -static, a shared object, -O0..-O3/-Os, -flto, C and C++, gcc and clang,
 # all with -Wall -Wextra -Werror. LIBDIR holds libswitchyard.so and .a.
+# A cross build's: its compilers (SY_COMPILERS, compilers.sh), each program
+# run under its emulator (SY_TEST_EMULATOR).
 set -u
 src=$1; lib=$2
 m=$src/tests/build_checks/matrix
@@ -20,8 +22,8 @@ try() {	# name, command...
 		echo "FAIL build: $name"; sed 's/^/    /' "$out/log" | head -20; fail=$((fail + 1)); return 1
 	fi
 }
-run() {	# name, exe
-	if ! env LD_LIBRARY_PATH="$out:$lib" "$2" >"$out/log" 2>&1; then
+run() {	# name, exe (through a cross build's emulator: SY_TEST_EMULATOR)
+	if ! env LD_LIBRARY_PATH="$out:$lib" ${SY_TEST_EMULATOR:-} "$2" >"$out/log" 2>&1; then
 		echo "FAIL run: $1"; sed 's/^/    /' "$out/log" | head -20; fail=$((fail + 1))
 	fi
 }

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sy_exec.h"
 #include "sy_test.h"
 
 struct result {
@@ -77,6 +78,30 @@ static int read_all(int fd, char *buf, size_t size)
 	return (int)len;
 }
 
+/*
+ * Nothing said about a good configuration, but for one thing: a rep_min
+ * asked for (rep, ~0ul: none) on a CPU without ERMS (AArch64, an x86-64
+ * without it) is not used, and the library says so, once.
+ */
+static void check_quiet(const char *err, unsigned long rep, bool erms)
+{
+	char want[64];
+	const char *nl;
+
+	if (erms || rep == ~0ul || rep == UINT32_MAX) {
+		CHECK_EQ(err[0], 0);
+		if (err[0])
+			fprintf(stderr, "  said: %s\n", err);
+		return;
+	}
+	snprintf(want, sizeof(want), "rep_min=%lu not used", rep);
+	nl = strchr(err, '\n');
+	CHECK(strstr(err, want) != NULL);
+	CHECK(nl && !nl[1]);	/* that line alone */
+	if (!strstr(err, want) || !nl || nl[1])
+		fprintf(stderr, "  wanted '%s' alone, said: %s\n", want, err);
+}
+
 /* Run the child with SWITCHYARD_MEMCPY=env (NULL: unset). */
 /* the child runs without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH */
 static bool no_dac;
@@ -112,8 +137,12 @@ static struct result run(const char *env, int calibrate)
 			setenv("SWITCHYARD_MEMCPY", env, 1);
 		else
 			unsetenv("SWITCHYARD_MEMCPY");
-		execl(self, "test_memcpy_config", "--child",
-		      calibrate ? "calibrate" : "report", (char *)NULL);
+		char *const av[] = { (char *)"test_memcpy_config",
+				     (char *)"--child",
+				     (char *)(calibrate ? "calibrate" : "report"),
+				     NULL };
+
+		sy_test_execv(self, av);
 		_exit(126);
 	}
 	close(po[1]);
@@ -124,10 +153,11 @@ static struct result run(const char *env, int calibrate)
 	close(pe[0]);
 	waitpid(pid, &st, 0);
 	res.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	/* under qemu-user without binfmt_misc a guest cannot exec a guest */
+	/* under an emulator that SY_TEST_EMULATOR does not name (no
+	 * binfmt_misc either), a guest cannot exec a guest */
 	if (res.status == 126)
-		SKIP("cannot run %s again (an emulator without binfmt_misc?)",
-		     self);
+		SKIP("cannot run %s again (an emulator without binfmt_misc, "
+		     "and SY_TEST_EMULATOR unset?)", self);
 	if (!calibrate && sscanf(out, "%lu %lu %d", &res.short_max,
 				 &res.rep_min, &res.source) != 3)
 		res.status = 99;
@@ -383,7 +413,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(r.short_max, 40);
 	CHECK_EQ(r.rep_min, rep_4096);
 	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
-	CHECK_EQ(r.err[0], 0);
+	check_quiet(r.err, 4096, erms);
 	r = run("rep_min=4294967295", 0);	/* one key: the other stays */
 	CHECK_EQ(r.short_max, defaults.short_max);
 	CHECK_EQ(r.rep_min, UINT32_MAX);
@@ -404,8 +434,8 @@ int main(int argc, char **argv)
 		CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
 		CHECK_EQ(r.short_max, sm);
 		CHECK_EQ(r.rep_min, rm);
-		CHECK_EQ(r.err[0], 0);
-		if (r.short_max != sm || r.rep_min != rm || r.err[0])
+		check_quiet(r.err, good_env[i].rep_min, erms);
+		if (r.short_max != sm || r.rep_min != rm)
 			fprintf(stderr, "  for %s: %lu %lu, wanted %lu %lu: "
 				"%s\n", good_env[i].env, r.short_max,
 				r.rep_min, sm, rm, r.err);
@@ -424,7 +454,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(r.short_max, 24);
 	CHECK_EQ(r.rep_min, rep_4096);
 	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
-	CHECK_EQ(r.err[0], 0);
+	check_quiet(r.err, 4096, erms);
 	/* the variable over the file, key by key */
 	r = run("short_max=100", 0);
 	CHECK_EQ(r.short_max, 100);
@@ -516,8 +546,8 @@ int main(int argc, char **argv)
 			CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_FILE);
 			CHECK_EQ(r.short_max, sm);
 			CHECK_EQ(r.rep_min, rm);
-			CHECK_EQ(r.err[0], 0);
-			if (r.short_max != sm || r.rep_min != rm || r.err[0])
+			check_quiet(r.err, good_file[i].rep_min, erms);
+			if (r.short_max != sm || r.rep_min != rm)
 				fprintf(stderr, "  for file %s: %lu %lu, "
 					"wanted %lu %lu: %s\n",
 					good_file[i].text, r.short_max,

@@ -4,7 +4,8 @@
  * relocation) while libkey_symbolic.so binds its own: the registry reports
  * the split at start-up (check_split.sh matches the message), and the
  * program shows the consequence it warns about: it exits 0 only when the
- * split is there to see. The same for the static call shared_sc.
+ * split is there to see. The same for the static call shared_sc (reported
+ * where static calls are patched: it says whether they are).
  */
 #include <stdio.h>
 
@@ -14,6 +15,11 @@ int main(void)
 {
 	int exe_on, lib_on;
 
+#ifdef SY__ARCH_HAVE_STATIC_CALL
+	printf("static calls: patched\n");
+#else
+	printf("static calls: not patched here\n");
+#endif
 	static_branch_enable(&shared_key);
 	exe_on = static_key_enabled(&shared_key);
 	lib_on = libkey_site();

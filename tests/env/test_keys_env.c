@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sy_exec.h"
 #include "sy_test.h"
 
 #define CHECK_STR(got, want)                                                 \
@@ -105,7 +106,10 @@ static void run(const char *self, const char *plugin, const char *env,
 			setenv("SWITCHYARD_KEYS", env, 1);
 		else
 			unsetenv("SWITCHYARD_KEYS");
-		execl(self, self, "child", plugin, (char *)NULL);
+		char *const av[] = { (char *)self, (char *)"child",
+				     (char *)plugin, NULL };
+
+		sy_test_execv(self, av);
 		_exit(127);
 	}
 	close(po[1]);

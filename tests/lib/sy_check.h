@@ -47,6 +47,19 @@ static int sy_test_checks;
 		exit(77);                                                    \
 	} while (0)
 
+/*
+ * Whether this test runs under an emulator: a cross build's tests run
+ * under qemu-user, which translates every instruction (SY_TEST_EMULATOR,
+ * set by the build: CMakeLists.txt). The longest exhaustive checks sample
+ * there, as under a sanitizer, and say so.
+ */
+static inline int sy_test_emulated(void)
+{
+	const char *e = getenv("SY_TEST_EMULATOR");
+
+	return e && *e;
+}
+
 static inline int sy_test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, sy_test_checks,

@@ -5,6 +5,12 @@
 # or not allowed.
 set -u
 tool=$1; stress=$2; skey=$3; scall=$4
+# A cross build's programs run under an emulator (SY_TEST_EMULATOR,
+# CMakeLists.txt): gdb and valgrind run this machine's programs only (qemu's
+# gdb stub would need gdb-multiarch and is not what this checks).
+[ -z "${SY_TEST_EMULATOR:-}" ] || {
+	echo "SKIP: $tool cannot run another architecture's program (the cross build's run under an emulator)"
+	exit 77; }
 case "$tool" in
 gdb)
 	command -v gdb >/dev/null 2>&1 || { echo "SKIP: gdb not installed"; exit 77; }

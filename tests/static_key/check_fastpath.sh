@@ -10,6 +10,10 @@
 set -eu
 prog=$1
 report=${2:-}
+# A cross build's programs run under an emulator (SY_TEST_EMULATOR,
+# CMakeLists.txt): valgrind runs this machine's programs only.
+[ -z "${SY_TEST_EMULATOR:-}" ] || {
+	echo "SKIP: valgrind cannot run another architecture's program (the cross build's run under an emulator)"; exit 77; }
 command -v valgrind >/dev/null 2>&1 || { echo "SKIP: valgrind not installed"; exit 77; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

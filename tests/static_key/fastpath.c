@@ -22,20 +22,30 @@ __attribute__((noinline)) int fp_plain(int x)
 #ifdef SY__ARCH_HAVE_JUMP_LABEL
 /*
  * The control: fp_site with the site replaced by an asm goto of the same
- * shape and operands whose template is one 2-byte NOP, never jumping. The
- * compiler treats both alike (registers, layout, a frame around the rare
- * call or not: gcc shrink-wraps it, clang 14 pushes and pops on every
- * call), so fp_site - fp_control is what the patched site costs over one
- * instruction that does nothing: it must be 0 instructions and 0 loads.
+ * shape and operands whose template is one NOP (x86-64: the 2-byte one;
+ * AArch64: d503201f), never jumping. The compiler treats both alike
+ * (registers, layout, a frame around the rare call or not: gcc
+ * shrink-wraps it, clang 14 pushes and pops on every call), so fp_site -
+ * fp_control is what the patched site costs over one instruction that
+ * does nothing: it must be 0 instructions and 0 loads.
  */
 DEFINE_STATIC_KEY_FALSE(fp_key2);
+#if defined(__x86_64__)
+#define FP_NOP_ASM(keyp, label)                                                \
+	__asm__ goto(".byte 0x66, 0x90"                                        \
+		     : : SY__KEY_OPERAND(keyp), "i"(0) : "cc" : label)
+#elif defined(__aarch64__)
+/* the site's operands ("S": a symbolic address), one NOP (d503201f) */
+#define FP_NOP_ASM(keyp, label)                                                \
+	__asm__ goto("nop" : : "S"(keyp), "i"(0) : : label)
+#else
+#error "fastpath.c: no one-NOP control for this architecture"
+#endif
 #define FP_NOP_BRANCH(keyp)                                                    \
 	__extension__({                                                        \
 		__label__ l_yes, l_out;                                        \
 		int r;                                                         \
-		__asm__ goto(".byte 0x66, 0x90"                                \
-			     : : SY__KEY_OPERAND(keyp), "i"(0)                 \
-			     : "cc" : l_yes);                                  \
+		FP_NOP_ASM(keyp, l_yes);                                       \
 		r = 0;                                                         \
 		goto l_out;                                                    \
 	l_yes:                                                                 \

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_corrupt_site.c - a site holding unexpected bytes is refused, reported
- * with its address, the expected and the found bytes, and nothing is
- * written: not that site, not the key's other sites, not the key's count.
+ * test_corrupt_site.c - a site holding unexpected bytes (x86-64: an int3
+ * pair; AArch64: a UDF word) is refused, reported with its address, the
+ * expected and the found bytes, and nothing is written: not that site, not
+ * the key's other sites, not the key's count.
  * Malformed tables handed to the registry are rejected.
  *
  * The message's file:line comes from the debug information, which a
@@ -116,9 +117,29 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		memcpy(saved[i], sy_test_code(sites[i]), 5);
 
+#if defined(__aarch64__)
+	/* Corrupt the second site: a word that is neither its NOP, its B nor
+	 * a debugger's BRK (which the registry reads as a breakpoint, not as
+	 * corruption): UDF #0. The message expects the site's B. */
+	static const unsigned char junk[4] = { 0, 0, 0, 0 };
+	const char *found = "found [00 00 00 00]";
+	char expected[64];
+	{
+		const unsigned char *p = sy_test_code(sites[1]);
+		uint32_t b = 0x14000000u |
+			     ((uint32_t)((sy_test_target(sites[1]) - p) >> 2) &
+			      0x03ffffffu);
+
+		snprintf(expected, sizeof(expected),
+			 "expected [%02x %02x %02x %02x]", b & 0xff,
+			 b >> 8 & 0xff, b >> 16 & 0xff, b >> 24);
+	}
+#else
 	/* Corrupt the second site (an int3 pair, as a debugger might). */
 	static const unsigned char junk[2] = { 0xcc, 0xcc };
-	poke_code(sy_test_code(sites[1]), junk, 2);
+	const char *found = "found [cc cc";
+#endif
+	poke_code(sy_test_code(sites[1]), junk, sizeof(junk));
 	for (int i = 0; i < 2; i++)
 		memcpy(now[i], sy_test_code(sites[i]), 5);
 
@@ -140,10 +161,17 @@ int main(void)
 			CHECK(strstr(sy_test_log_last, "test_corrupt_site.c:") != NULL);
 		else	/* no location invented */
 			CHECK(strstr(sy_test_log_last, ".c:") == NULL);
-		CHECK(strstr(sy_test_log_last, "found [cc cc") != NULL);
+		CHECK(strstr(sy_test_log_last, found) != NULL);
+#if defined(__aarch64__)
+		if (!strstr(sy_test_log_last, expected))
+			fprintf(stderr, "message: %s\nwant: %s\n",
+				sy_test_log_last, expected);
+		CHECK(strstr(sy_test_log_last, expected) != NULL);
+#else
 		CHECK(strstr(sy_test_log_last, "expected [eb ") != NULL ||
 		      strstr(sy_test_log_last, "expected [e9 ") != NULL);
 		CHECK(strstr(sy_test_log_last, "debugger breakpoint") != NULL);
+#endif
 		CHECK(strstr(sy_test_log_last, "0x5") == NULL);	/* no bare address */
 	}
 	CHECK_EQ(static_key_count(&kc.key), 0);

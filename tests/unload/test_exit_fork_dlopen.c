@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <sys/wait.h>
 
+#include "sy_exec.h"
 #include "sy_test.h"
 #include "sy_watchdog.h"
 #include "many_sites.h"
@@ -139,8 +140,11 @@ static void scenario_exit(void)
 		snprintf(arg, sizeof(arg), "%d", round);
 		pid = fork();
 		if (pid == 0) {
-			execl("/proc/self/exe", "test_exit_during_flips", lib,
-			      "exit-child", arg, (char *)NULL);
+			char *const av[] = { (char *)"test_exit_during_flips",
+					     (char *)lib, (char *)"exit-child",
+					     arg, NULL };
+
+			sy_test_execv("/proc/self/exe", av);
 			_exit(127);
 		}
 		CHECK(pid > 0);

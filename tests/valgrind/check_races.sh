@@ -8,6 +8,10 @@
 # Exit 77 (SKIP) without valgrind.
 set -u
 prog=$1 supp=$2 annotated=$3
+# A cross build's programs run under an emulator (SY_TEST_EMULATOR,
+# CMakeLists.txt): valgrind runs this machine's programs only.
+[ -z "${SY_TEST_EMULATOR:-}" ] || {
+	echo "SKIP: valgrind cannot run another architecture's program (the cross build's run under an emulator)"; exit 77; }
 command -v valgrind >/dev/null 2>&1 || { echo "SKIP: valgrind is not installed"; exit 77; }
 [ "$annotated" = 1 ] || { echo "SKIP: the library was built without valgrind's headers (helgrind.h, drd.h): no annotations"; exit 77; }
 [ -f "$supp" ] || { echo "FAIL: no suppression file at $supp"; exit 1; }
