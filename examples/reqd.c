@@ -5,8 +5,8 @@
  *
  * Worker threads take requests from a per-thread generator and answer
  * them: a checksum of the body (a static call whose target is chosen at
- * start-up from the CPU's features: crc32c where the CPU has SSE4.2, a
- * portable loop elsewhere), a tracepoint (static key trace_requests) and
+ * start-up from the CPU's features: crc32c where the CPU has SSE4.2 (x86-64)
+ * or CRC32 (AArch64), a portable loop elsewhere), a tracepoint (static key trace_requests) and
  * debug checks (static key debug_checks). The same handler written the
  * usual way, with flags and a function pointer, is a second target of the
  * static call `handler`: the showcase switches between the two while the
@@ -16,6 +16,7 @@
  *     sample <requests answered in the last 200 ms> <handler>
  * and, when it sees a key or a call change, the site it patched:
  *     change: trace_requests on -- site handle_keyed+0x1b: eb 4d (jmp)
+ * (on AArch64: "1f 20 03 d5 (nop" and "... 14 (b").
  * The process serves its control socket (switchyard_control_start()), so
  * `switchyard list|set|call PID ...` drive it. It stops when its standard
  * input closes.
@@ -31,6 +32,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__aarch64__)
+#include <arm_acle.h>
+#endif
 
 #include <switchyard.h>
 
@@ -80,11 +85,26 @@ static uint32_t checksum_crc32c(const uint8_t *p, size_t n)
 	}
 	return (uint32_t)~h;
 }
+#define HAVE_CRC32C static_cpu_has(X86_FEATURE_XMM4_2)
+#elif defined(__aarch64__)
+__attribute__((target("+crc")))
+static uint32_t checksum_crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t h = ~0u;
+	uint64_t w;
+
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = __crc32cd(h, w);
+	}
+	return ~h;
+}
+#define HAVE_CRC32C static_cpu_has(KERNEL_HWCAP_CRC32)
 #endif
 
 DEFINE_STATIC_CALL(checksum, checksum_portable);
 SWITCHYARD_STATIC_CALL_TARGET(checksum, checksum_portable);
-#if defined(__x86_64__)
+#if defined(HAVE_CRC32C)
 SWITCHYARD_STATIC_CALL_TARGET(checksum, checksum_crc32c);
 #endif
 
@@ -188,8 +208,13 @@ static int first_site(const struct switchyard_site_info *s, void *arg)
 	n = sprintf(out, "site %s+%#zx:", s->function, s->offset);
 	for (int i = 0; i < s->length; i++)
 		n += sprintf(out + n, " %02x", b[i]);
+#if defined(__aarch64__)
+	sprintf(out + n, " (%s)", s->jumps ? "b: the branch is taken" :
+		"nop: falls through");
+#else
 	sprintf(out + n, " (%s)", s->jumps ? "jmp: the branch is taken" :
 		"test: falls through, a no-op");
+#endif
 	return 1;
 }
 
@@ -268,9 +293,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-#if defined(__x86_64__)
+#if defined(HAVE_CRC32C)
 	/* the CPU-selected implementation, as a start-up choice */
-	if (static_cpu_has(X86_FEATURE_XMM4_2))
+	if (HAVE_CRC32C)
 		static_call_update(checksum, checksum_crc32c);
 #endif
 	checksum_ptr = static_call_query(checksum);
