@@ -288,14 +288,20 @@ void sy_check_split_key(const void *key, bool call)
 	       "the program's is at %p (a copy in the executable, and "
 	       "a -Bsymbolic or protected definition in %s): changing "
 	       "one does not reach the sites of the other. Build the "
-	       "executable with -mno-direct-extern-access (gcc) or "
-	       "-fno-direct-access-external-data (clang), or define the "
-	       "%s in the executable",
+	       "executable with %s, or define the %s in the executable",
 	       call ? "static call" : "static key",
 	       call && !strncmp(info.dli_sname, "__SCK__", 7) ?
 	       info.dli_sname + 7 : info.dli_sname, info.dli_fname,
 	       (void *)key,
-	       (void *)q.addr, info.dli_fname, call ? "call" : "key");
+	       (void *)q.addr, info.dli_fname,
+#if defined(__aarch64__)
+	       "-fPIE or -fPIC (its code then reaches the variable through "
+	       "the GOT)",
+#else
+	       "-mno-direct-extern-access (gcc) or "
+	       "-fno-direct-access-external-data (clang)",
+#endif
+	       call ? "call" : "key");
 }
 
 struct sy_rec_table *sy_rec_table_add(struct sy_rec_table **list, void *start,

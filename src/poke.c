@@ -77,7 +77,7 @@ __attribute__((cold, noinline)) static int refuse(const struct sy_poke_desc *d,
 		  SY_REPORT_SITE ": expected [%s] or its other form, found "
 		  "[%s]%s; nothing written", want, found,
 		  sy_arch_is_trap(code) ?
-		  " (the int3 is a debugger breakpoint)" : "");
+		  " (a debugger breakpoint: " SY_ARCH_TRAP_NAME ")" : "");
 	return -EFAULT;
 }
 

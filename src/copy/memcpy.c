@@ -371,8 +371,14 @@ static void choose(void)
 	if (!boot_cpu_has(X86_FEATURE_ERMS) && c.rep_min != UINT32_MAX) {
 		if (src != SWITCHYARD_MEMCPY_FROM_DEFAULT && (set & MC_SET_REP))
 			sy_log(SWITCHYARD_LOG_INFO,
-			       "memcpy: rep_min=%u not used: this CPU has no "
-			       "ERMS (or it is masked)", c.rep_min);
+			       "memcpy: rep_min=%u not used: %s", c.rep_min,
+#if defined(__x86_64__)
+			       "this CPU has no ERMS (or it is masked)"
+#else
+			       "no rep movsb on this architecture (the C "
+			       "library's memcpy copies)"
+#endif
+			       );
 		c.rep_min = UINT32_MAX;
 	}
 	r = sy_arch_mc_init(&c);

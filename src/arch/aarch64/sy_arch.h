@@ -34,6 +34,8 @@
 #include <string.h>
 
 #define SY_ARCH_MAX_INSN 16
+/* A debugger's breakpoint instruction, for messages. */
+#define SY_ARCH_TRAP_NAME "brk"
 
 #define SY_A64_NOP 0xd503201fu
 #define SY_A64_B 0x14000000u

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #define SY_ARCH_MAX_INSN 16
+/* A debugger's breakpoint instruction, for messages. */
+#define SY_ARCH_TRAP_NAME "trap"
 
 /* No site: any length. */
 #define SY_ARCH_JUMP_LEN(long_) ((void)(long_), 0u)

@@ -39,6 +39,8 @@
 #include <string.h>
 
 #define SY_ARCH_MAX_INSN 16
+/* A debugger's breakpoint instruction, for messages. */
+#define SY_ARCH_TRAP_NAME "int3"
 
 #define SY_X86_JMP8 0xeb
 #define SY_X86_JMP32 0xe9
