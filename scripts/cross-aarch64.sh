@@ -51,6 +51,21 @@ for t in aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ qemu-aarch64; do
 		exit 77; }
 done
 out=${out:-build-aarch64}
+# A build directory configured otherwise (without the toolchain file, as
+# an older version of this script did: its cached emulator has no
+# SWITCHYARD_PATCH_METHOD=mprotect) is configured afresh: CMake reads a
+# toolchain file only when a build directory is first configured.
+# (A toolchain file given after the first configure is cached as
+# UNINITIALIZED and never read; the toolchain file never caches an
+# emulator.)
+if [ -f "$out/CMakeCache.txt" ] && {
+   ! grep -qxF "CMAKE_TOOLCHAIN_FILE:FILEPATH=$src/cmake/aarch64-linux-gnu.cmake" \
+	"$out/CMakeCache.txt" ||
+   grep -q "^CMAKE_CROSSCOMPILING_EMULATOR:" "$out/CMakeCache.txt"; }; then
+	echo "cross-aarch64.sh: $out was configured without" \
+		"cmake/aarch64-linux-gnu.cmake: configuring it afresh"
+	rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"
+fi
 # Ninja when there is one, but never another generator than DIR was
 # configured with.
 gen=""

@@ -106,6 +106,17 @@ int main(int argc, char **argv)
 	struct timespec a, b;
 	long own_bad = 0, updates = 0;
 
+#if defined(__aarch64__)
+	if (!control && !arm_hardware()) {
+		/* seen: 3 stale calls in 97 M under qemu-user 7.2, the
+		 * library intact */
+		printf("SKIP: under qemu-user a thread may translate the old "
+		       "code between qemu's invalidation and the write, and "
+		       "run that translation after the update returned: only "
+		       "Arm hardware shows what this test checks\n");
+		return 77;
+	}
+#endif
 	if (control && !arm_hardware()) {
 		printf("SKIP: the control needs Arm hardware (x86-64 snoops "
 		       "stores to code; qemu-user translates written code "
