@@ -214,7 +214,7 @@ def main():
                     help="print every arrow (file -> file: the functions called) "
                          "and the cycles; check nothing")
     ap.add_argument("--arch", default="x86_64",
-                    help="the src/arch/ folder to compile (x86_64, generic)")
+                    help="the src/arch/ folder to compile (x86_64, aarch64, generic)")
     ap.add_argument("--cc", default=os.environ.get("SY_LAYERS_CC", "gcc"),
                     help="a gcc (the call graph is its -fcallgraph-info)")
     ap.add_argument("--map", default=os.path.join(ROOT, "doc", "DESIGN.md"),

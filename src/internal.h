@@ -359,12 +359,13 @@ SY_HIDDEN int sy_key_dec(struct static_key *key);
  * and written without a lock on purpose (a no-op when not under them). */
 SY_HIDDEN void sy_vg_benign_race(const void *addr, size_t len);
 
-/* ---- static calls (static_call.c) ---------------------------------------- */
+/* ---- static calls (static_call.c, sc_insn.c) ----------------------------- */
 SWITCHYARD_API int sy__register_static_call_sites(struct sy_sc_entry *start,
 						  struct sy_sc_entry *stop);
 SWITCHYARD_API int sy__unregister_static_call_sites(struct sy_sc_entry *start,
 						    struct sy_sc_entry *stop);
-/* Each registered static call site's key (static_call.c). Patch lock held. */
+/* Each registered static call site's key (static_call.c; sc_insn.c where a
+ * site is one instruction). Patch lock held. */
 typedef void (*sy_sc_site_visit)(struct static_call_key *key, void *arg);
 SY_HIDDEN void sy_sc_visit(sy_sc_site_visit fn, void *arg);
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_layers.sh SRCDIR - the library keeps the layers doc/DESIGN.md draws
-# ("The layers"), for the host's arch and the generic one
+# ("The layers"), for x86-64, the generic arch and AArch64
 # (scripts/layers.py), and the check fails when they are broken: two
 # negative controls, each a copy of the map with one file put where its
 # calls break a rule.
@@ -18,6 +18,16 @@ for arch in x86_64 generic; do
 		fail=1
 	fi
 done
+# AArch64's files too, with its cross compiler (scripts/deps.sh installs it)
+if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
+	if ! "$py" "$src/scripts/layers.py" --arch aarch64 \
+		--cc aarch64-linux-gnu-gcc; then
+		echo "FAIL: the layers do not hold (aarch64)"
+		fail=1
+	fi
+else
+	echo "note: no aarch64-linux-gnu-gcc: AArch64's files not checked"
+fi
 
 # Negative control 1: log.c in the base layer, which calls nothing (log.c
 # calls guard.c).
