@@ -319,6 +319,15 @@ SY_HIDDEN uintptr_t sy_sc_stub_find(uintptr_t from, uintptr_t target);
  * or the poke engine's error. key names the static call in messages. */
 SY_HIDDEN int sy_sc_stub_make(uintptr_t from, uintptr_t target,
 			      const void *key);
+/* A slot of stub memory near from (the stubs' length), filled with what
+ * build writes into out for the slot's address addr (ctx: its argument),
+ * written (and synced where stubs are) before it returns; its address in
+ * *addr. Never freed. 0, -ENOMEM, or the poke engine's error. */
+typedef void (*sy_sc_stub_build)(uintptr_t addr, uint8_t *out,
+				 const void *ctx);
+SY_HIDDEN int sy_sc_stub_code(uintptr_t from, sy_sc_stub_build build,
+			      const void *ctx, const void *key,
+			      uintptr_t *addr);
 
 /* ---- the registry (registry.c) ------------------------------------------- */
 /* Bring every site of key to state `enabled` in every registered object.

@@ -12,6 +12,9 @@
  *   bl target    the target                           within a BL's reach
  *   bl stub      the target, through a stub near      far (sc_stub.c)
  *   nop          none (NULL)
+ *   b block      the target's registered native,      room >= its length
+ *                run out of line: its words, then
+ *                a b back after the site
  *
  * Every change replaces one whole aligned word, and every pair of these
  * forms is on the Arm ARM's list of instructions that one core may modify
@@ -53,11 +56,15 @@
 
 #ifdef SY_SC_INSN
 
-/* A site's flags (struct sy_sc_entry): the veneer's offset from the
- * field, as the assembler wrote it (a multiple of 4), and in bits 0-1: */
+/*
+ * A site's flags (struct sy_sc_entry): on disk the veneer's offset from the
+ * field, as the assembler wrote it (a multiple of 4, within a BL's reach:
+ * 28 bits); from registration on, that offset times 16 and in bits 0-5:
+ */
 #define SCI_DEAD 1u	/* refused at registration: never touched */
 #define SCI_VENEER 2u	/* holds (or hides under a BRK) `bl veneer` */
-#define SCI_BITS 3u
+#define SCI_NATIVE 4u	/* holds (or hides) `b block`: its target's native */
+#define SCI_BITS 0x3fu
 
 struct sci_table {
 	struct sy_sc_entry *start, *stop;
@@ -68,6 +75,23 @@ struct sci_table {
 static struct sci_table *tables;	/* patch lock */
 static int mode;	/* 0 unknown, 1 patch, -1 park */
 
+/* Inline natives (switchyard_static_call_native()), never removed, and
+ * the blocks that run them next to each site (arch/<arch>/sy_arch.h,
+ * sy_arch_sc_native_block()): one per site and native, in stub memory,
+ * written before any site branches to it and never changed or freed. */
+#define NATIVES_MAX 64
+static struct {
+	void (*func)(void);
+	uint8_t len;
+	uint8_t code[12];
+} natives[NATIVES_MAX];
+static unsigned n_natives;
+static struct sci_block {
+	uintptr_t site, addr;
+	unsigned native;
+} *blocks;
+static size_t n_blocks, cap_blocks;
+
 static uintptr_t code_of(const struct sy_sc_entry *e)
 {
 	return (uintptr_t)&e->code + (intptr_t)e->code;
@@ -76,7 +100,7 @@ static uintptr_t code_of(const struct sy_sc_entry *e)
 static uintptr_t veneer_of(const struct sy_sc_entry *e)
 {
 	return (uintptr_t)&e->flags +
-	       (intptr_t)(int32_t)(e->flags & ~SCI_BITS);
+	       ((intptr_t)(int32_t)(e->flags & ~SCI_BITS) >> 4);
 }
 
 static struct static_call_key *key_of(const struct sy_sc_entry *e)
@@ -131,8 +155,31 @@ static bool needs_veneer(const struct sy_sc_entry *e, void (*f)(void))
 	return f && cs_site(e) && !callee_save(f);
 }
 
-/* The word site e holds for target f. */
-static uint32_t word_for(const struct sy_sc_entry *e, void (*f)(void))
+static unsigned room_of(const struct sy_sc_entry *e)
+{
+	return e->meta->kind & (SY_SC_KIND_CALLEE_SAVE - 1);
+}
+
+/* The native site e holds for f, or -1: f has one that fits its room. */
+static int native_for(const struct sy_sc_entry *e, void (*f)(void))
+{
+	for (unsigned i = 0; f && i < n_natives; i++)
+		if (natives[i].func == f)
+			return natives[i].len <= room_of(e) ? (int)i : -1;
+	return -1;
+}
+
+/* The block that runs native n for the site at code, or 0. */
+static uintptr_t block_of(uintptr_t code, int n)
+{
+	for (size_t i = 0; i < n_blocks; i++)
+		if (blocks[i].site == code && blocks[i].native == (unsigned)n)
+			return blocks[i].addr;
+	return 0;
+}
+
+/* The word site e holds for target f, by a call (no native). */
+static uint32_t call_word(const struct sy_sc_entry *e, void (*f)(void))
 {
 	uintptr_t code = code_of(e), stub;
 	uint8_t b[4];
@@ -150,11 +197,40 @@ static uint32_t word_for(const struct sy_sc_entry *e, void (*f)(void))
 	return w;
 }
 
+/* The B to the block of native n at site e, or 0 when it has none. */
+static uint32_t native_word(const struct sy_sc_entry *e, int n)
+{
+	uintptr_t block = n >= 0 ? block_of(code_of(e), n) : 0;
+	uint8_t b[4];
+	uint32_t w = 0;
+
+	if (block && sy_arch_sc_branch(code_of(e), block, b))
+		memcpy(&w, b, 4);
+	return w;
+}
+
+/* The word site e holds for target f: its native's B when it has one,
+ * else the call. */
+static uint32_t word_for(const struct sy_sc_entry *e, void (*f)(void))
+{
+	uint32_t w = native_word(e, native_for(e, f));
+
+	return w ? w : call_word(e, f);
+}
+
 /* What the site holds now, as far as we know (a BRK hides it): its
- * veneer's call, or the word of the key's target before this change. */
+ * veneer's call, the B to its native's block, or the call of the key's
+ * target before this change (a native registered since, or a block made
+ * since, does not change what was written). */
 static uint32_t held_word(const struct sy_sc_entry *e, void (*old)(void))
 {
-	return e->flags & SCI_VENEER ? veneer_word(e) : word_for(e, old);
+	uint32_t w;
+
+	if (e->flags & SCI_VENEER)
+		return veneer_word(e);
+	if (e->flags & SCI_NATIVE && (w = native_word(e, native_for(e, old))))
+		return w;
+	return call_word(e, old);
 }
 
 /* ---- the sites as a poke source ------------------------------------------ */
@@ -231,12 +307,62 @@ static void sci_settle(const struct sci_src *s)
 			    (s->key && key_of(e) != s->key) ||
 			    sy_arch_is_trap((const uint8_t *)code_of(e)))
 				continue;
+			e->flags &= ~(SCI_VENEER | SCI_NATIVE);
 			if (w == veneer_word(e))
 				e->flags |= SCI_VENEER;
-			else
-				e->flags &= ~SCI_VENEER;
+			else if (sy_arch_sc_is_branch((const uint8_t *)
+						      code_of(e)))
+				e->flags |= SCI_NATIVE;
 		}
 	}
+}
+
+struct block_ctx {
+	unsigned native;
+	uintptr_t back;
+	bool ok;
+};
+
+static void build_block(uintptr_t addr, uint8_t *out, const void *ctx)
+{
+	struct block_ctx *c = (struct block_ctx *)(uintptr_t)ctx;
+
+	c->ok = sy_arch_sc_native_block(addr, natives[c->native].code,
+					natives[c->native].len, c->back, out);
+}
+
+/* The block of native n for site e, made if it is not there yet (and
+ * synced: sy_sc_stub_code()). 0, or why there is none. */
+static int sci_block(const struct sy_sc_entry *e, int n)
+{
+	struct block_ctx c = { (unsigned)n, code_of(e) + SY_SC_INSN, false };
+	uintptr_t addr;
+	uint8_t b[4];
+	int r;
+
+	if (block_of(code_of(e), n))
+		return 0;
+	if (n_blocks == cap_blocks) {
+		size_t cap = cap_blocks ? 2 * cap_blocks : 16;
+		void *p = realloc(blocks, cap * sizeof(*blocks));
+
+		if (!p)
+			return -ENOMEM;
+		blocks = p;
+		cap_blocks = cap;
+	}
+	r = sy_sc_stub_code(code_of(e), build_block, &c, key_of(e), &addr);
+	if (r)
+		return r;
+	/* (a slot within the stubs' reach: the B back and the site's B to
+	 * it always reach; checked all the same) */
+	if (!c.ok || !sy_arch_sc_branch(code_of(e), addr, b))
+		return -ERANGE;
+	blocks[n_blocks].site = code_of(e);
+	blocks[n_blocks].addr = addr;
+	blocks[n_blocks].native = (unsigned)n;
+	n_blocks++;
+	return 0;
 }
 
 /*
@@ -262,6 +388,16 @@ static void sci_stubs(struct sci_table *only, struct static_call_key *key,
 			if (!key)
 				g = __atomic_load_n(&key_of(e)->func,
 						    __ATOMIC_RELAXED);
+			if (native_for(e, g) >= 0) {
+				r = sci_block(e, native_for(e, g));
+				if (!r)
+					continue;
+				sy_report(SWITCHYARD_LOG_WARN, NULL, code_of(e),
+					  "static call site " SY_REPORT_SITE
+					  ": no room within reach for its "
+					  "target's native (%s): it calls the "
+					  "function", strerror(-r));
+			}
 			if (!g || needs_veneer(e, g) ||
 			    sy_arch_sc_call(code_of(e), (uintptr_t)g, b) ||
 			    sy_sc_stub_find(code_of(e), (uintptr_t)g))
@@ -385,6 +521,50 @@ int sy_sc_update_locked(struct static_call_key *key, void (*func)(void))
 	return 0;
 }
 
+/*
+ * Record func's native code, then bring the sites already calling func to
+ * it (the update again, to the same target: sites whose room fits the
+ * code change their word, from the call to the B to their block). 0, or
+ * -EINVAL (not whole words, or longer than a block holds), -EEXIST (func
+ * has other code), -ENOSPC, or the update's error.
+ */
+int sy_sc_insn_native_locked(void (*func)(void), const void *code, size_t len)
+{
+	if (len % SY_SC_INSN || len > sizeof(natives[0].code))
+		return -EINVAL;
+	for (unsigned i = 0; i < n_natives; i++)
+		if (natives[i].func == func)
+			return natives[i].len == len &&
+			       !memcmp(natives[i].code, code, len) ? 0 :
+			       -EEXIST;
+	if (n_natives == NATIVES_MAX)
+		return -ENOSPC;
+	natives[n_natives].func = func;
+	natives[n_natives].len = (uint8_t)len;
+	memcpy(natives[n_natives].code, code, len);
+	n_natives++;
+	for (struct sci_table *t = tables; t; t = t->next) {
+		if (t->parked)
+			continue;
+		for (struct sy_sc_entry *e = t->start; e < t->stop; e++) {
+			struct static_call_key *key;
+			int r;
+
+			if (e->flags & SCI_DEAD)
+				continue;
+			key = key_of(e);
+			if (__atomic_load_n(&key->func, __ATOMIC_RELAXED) !=
+			    func || native_for(e, func) < 0 ||
+			    block_of(code_of(e), native_for(e, func)))
+				continue;	/* not func's, or done */
+			r = sy_sc_update_locked(key, func);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
 /* ---- registration --------------------------------------------------------- */
 
 /* Whether site e holds what the header emitted: a BL to its veneer (or a
@@ -423,8 +603,8 @@ int sy_sc_insn_add_locked(struct sy_sc_entry *start, struct sy_sc_entry *stop)
 		uintptr_t code = code_of(e);
 		char found[3 * 4 + 1];
 
-		/* the veneer's offset stays; bits 0-1 are ours from now */
-		e->flags &= ~SCI_BITS;
+		/* the veneer's offset, times 16: bits 0-5 are ours */
+		e->flags = (uint32_t)((int32_t)(e->flags & ~3u) * 16);
 		if (e->meta && key_of(e) && compiled_form(e)) {
 			e->flags |= SCI_VENEER;
 			n++;

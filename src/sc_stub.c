@@ -115,29 +115,22 @@ static bool stub_next(void *ctx, struct sy_poke_desc *d)
 	return true;
 }
 
-int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
+/*
+ * A stub slot (SY_SC_STUB_LEN bytes) near from, filled with what build
+ * makes for its address, through the poke engine; its address in *addr.
+ */
+int sy_sc_stub_code(uintptr_t from, sy_sc_stub_build build, const void *ctx,
+		    const void *key, uintptr_t *addr)
 {
 	struct stub_page *pg = NULL;
 	struct stub_src s;
 	struct sy_poke_src src = { stub_rewind, stub_next, &s };
-	uintptr_t addr;
 	int r;
 
-	if (sy_sc_stub_find(from, target))
-		return 0;
 	for (size_t i = 0; i < n_pages; i++)
 		if (pages[i].used + SY_SC_STUB_LEN <= STUB_PAGE &&
 		    near(pages[i].base, from))
 			pg = &pages[i];
-	if (n_stubs == cap_stubs) {
-		size_t cap = cap_stubs ? 2 * cap_stubs : 16;
-		void *p = realloc(stubs, cap * sizeof(*stubs));
-
-		if (!p)
-			return -ENOMEM;
-		stubs = p;
-		cap_stubs = cap;
-	}
 	if (!pg) {
 		void *p = realloc(pages, (n_pages + 1) * sizeof(*pages));
 		uintptr_t base;
@@ -152,14 +145,14 @@ int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
 		pg->base = base;
 		pg->used = 0;
 	}
-	addr = pg->base + pg->used;
+	*addr = pg->base + pg->used;
 	memset(&s, 0, sizeof(s));
-	s.d.addr = addr;
+	s.d.addr = *addr;
 	s.d.len = SY_SC_STUB_LEN;
 	s.d.exact = true;
 	s.d.key = key;
 	memset(s.d.old, SY_SC_STUB_FILL, SY_SC_STUB_LEN);
-	sy_arch_sc_stub(target, s.d.new_);
+	build(*addr, s.d.new_, ctx);
 	/* x86-64: no sync: nothing can run the stub before a site calls it,
 	 * and the write of that call is followed by a sync (file comment);
 	 * AArch64 syncs here (SY_SC_STUB_SYNC, arch/aarch64/sy_arch.h) */
@@ -167,6 +160,34 @@ int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
 	if (r)
 		return r;
 	pg->used += SY_SC_STUB_LEN;
+	return 0;
+}
+
+static void build_jump(uintptr_t addr, uint8_t *out, const void *ctx)
+{
+	(void)addr;
+	sy_arch_sc_stub(*(const uintptr_t *)ctx, out);
+}
+
+int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
+{
+	uintptr_t addr;
+	int r;
+
+	if (sy_sc_stub_find(from, target))
+		return 0;
+	if (n_stubs == cap_stubs) {
+		size_t cap = cap_stubs ? 2 * cap_stubs : 16;
+		void *p = realloc(stubs, cap * sizeof(*stubs));
+
+		if (!p)
+			return -ENOMEM;
+		stubs = p;
+		cap_stubs = cap;
+	}
+	r = sy_sc_stub_code(from, build_jump, &target, key, &addr);
+	if (r)
+		return r;
 	stubs[n_stubs].addr = addr;
 	stubs[n_stubs].target = target;
 	n_stubs++;
@@ -187,6 +208,17 @@ int sy_sc_stub_make(uintptr_t from, uintptr_t target, const void *key)
 	(void)from;
 	(void)target;
 	(void)key;
+	return -EOPNOTSUPP;
+}
+
+int sy_sc_stub_code(uintptr_t from, sy_sc_stub_build build, const void *ctx,
+		    const void *key, uintptr_t *addr)
+{
+	(void)from;
+	(void)build;
+	(void)ctx;
+	(void)key;
+	*addr = 0;
 	return -EOPNOTSUPP;
 }
 #endif

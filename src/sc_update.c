@@ -421,19 +421,10 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 #elif defined(SY_SC_INSN)	/* one-instruction sites: sc_insn.c */
 #define SY_SC_ROOM_MAX 15	/* the API's limit (switchyard_static_call_native) */
 
-/*
- * A site is one call instruction here, and only single instructions of the
- * Arm ARM's list (B, BL, NOP, ...) may replace one while other threads run
- * it: an inline native would need a protocol that keeps threads out of
- * the site while it is written (x86-64's guard and rseq). Refused, so that
- * nobody counts on it; every site of func still calls func.
- */
+/* A site is one instruction: its native runs out of line (sc_insn.c). */
 static int native_locked(void (*func)(void), const void *code, size_t len)
 {
-	(void)func;
-	(void)code;
-	(void)len;
-	return -EOPNOTSUPP;
+	return sy_sc_insn_native_locked(func, code, len);
 }
 
 #else /* no patched sites: a static call is a load + call */

@@ -39,6 +39,9 @@ SY_HIDDEN int sy_sc_update_locked(struct static_call_key *key,
 SY_HIDDEN int sy_sc_insn_add_locked(struct sy_sc_entry *start,
 				    struct sy_sc_entry *stop);
 SY_HIDDEN int sy_sc_insn_remove_locked(struct sy_sc_entry *start);
+/* Record func's inline native and bring the sites calling func to it. */
+SY_HIDDEN int sy_sc_insn_native_locked(void (*func)(void), const void *code,
+				       size_t len);
 #endif
 
 #ifdef SY_SC_GUARD	/* the arch has patched sites (sy_arch.h) */

@@ -40,8 +40,10 @@ extern const unsigned int __rseq_size __attribute__((weak));
 /*
  * AArch64: a site is one word (arch/aarch64_static_call.h): BL to its
  * veneer as compiled, BL to the target (or to a stub that jumps to it:
- * `ldr x16, .+8; br x16; .quad target`), or NOP for NULL. The record's
- * flags hold the veneer's offset from the field (bits 0-1 the library's).
+ * `ldr x16, .+8; br x16; .quad target`), or NOP for NULL, or B to a
+ * block running an inline native. The record's flags hold the veneer's
+ * offset from the field (times 16 once registered: bits 0-5 the
+ * library's).
  */
 #define SY_A64_NOP 0xd503201fu
 
@@ -58,9 +60,11 @@ static inline uint32_t sy_sc_word(const struct sy_sc_rec *r)
 	return w;
 }
 
+/* (once registered: the file's offset times 16, bits 0-5 the library's) */
 static inline uintptr_t sy_sc_veneer(const struct sy_sc_rec *r)
 {
-	return (uintptr_t)&r->flags + (intptr_t)(int32_t)(r->flags & ~3u);
+	return (uintptr_t)&r->flags +
+	       ((intptr_t)(int32_t)(r->flags & ~0x3fu) >> 4);
 }
 
 /* Where the site's BL goes; 0 when it holds no BL. */

@@ -42,8 +42,8 @@ __attribute__((noinline)) long sc_twice(long x) { return 2 * x; }
 
 #if defined(__x86_64__)
 SWITCHYARD_STATIC_CALL_NATIVE(sc_neg, "mov %rdi, %rax\n\tneg %rax");
-#elif defined(__aarch64__)	/* refused (-EOPNOTSUPP): sites call sc_neg */
-SWITCHYARD_STATIC_CALL_NATIVE(sc_neg, "neg x0, x0");
+#elif defined(__aarch64__)	/* 8 bytes: room 8 holds it, room 5 does not */
+SWITCHYARD_STATIC_CALL_NATIVE(sc_neg, "mvn x0, x0\n\tadd x0, x0, #1");
 #endif
 
 DEFINE_STATIC_CALL_NATIVE(nat8, sc_neg, 8);
@@ -143,10 +143,14 @@ __attribute__((noinline)) static long call_nat5(long x)
 }
 
 #if defined(SY__ARCH_HAVE_STATIC_CALL) && defined(__aarch64__)
-/* AArch64: a site is one BL; no native is ever pasted (refused with
- * -EOPNOTSUPP: only single instructions of the Arm ARM's list may replace
- * a site under running threads). */
-#define NATIVE_REFUSED -EOPNOTSUPP
+/* AArch64: a site is one word; a native runs out of line, in a block near
+ * the site (its words, then a B back after the site) that the site
+ * branches to. */
+#define NATIVE_REFUSED -EEXIST
+static const uint32_t native_neg[2] = {
+	0xaa2003e0u,	/* mvn x0, x0 */
+	0x91000400u,	/* add x0, x0, #1 */
+};
 
 static const struct sy_sc_rec *rec_of(const struct static_call_key *key)
 {
@@ -157,14 +161,30 @@ static const struct sy_sc_rec *rec_of(const struct static_call_key *key)
 	return NULL;
 }
 
-/* the site calls sc_neg, the native's function, with a BL */
+/* the site is a B to a block that holds the native, then a B back to
+ * the word after the site */
 static void check_native(struct static_call_key *key)
 {
 	const struct sy_sc_rec *r = rec_of(key);
+	uint32_t w, back;
+	const uint32_t *blk;
+	uintptr_t site;
 
 	CHECK(r != NULL);
-	if (r && sy_sc_patched_mode())
-		CHECK(sy_sc_calls(r, (uintptr_t)sc_neg));
+	if (!r || !sy_sc_patched_mode())
+		return;
+	w = sy_sc_word(r);
+	site = (uintptr_t)sy_sc_code(r);
+	CHECK_EQ(w & 0xfc000000u, 0x14000000u);	/* B */
+	if ((w & 0xfc000000u) != 0x14000000u)
+		return;
+	blk = (const uint32_t *)(site + (uintptr_t)((intptr_t)((int32_t)
+					(w << 6) >> 6) * 4));
+	CHECK(!memcmp(blk, native_neg, sizeof(native_neg)));
+	back = blk[2];
+	CHECK_EQ(back & 0xfc000000u, 0x14000000u);
+	CHECK((uintptr_t)&blk[2] + (uintptr_t)((intptr_t)((int32_t)
+		(back << 6) >> 6) * 4) == site + 4);
 }
 
 static void check_call(struct static_call_key *key, unsigned room, void *f)
@@ -290,7 +310,13 @@ int main(void)
 	CHECK_EQ(switchyard_static_call_native(NULL, nop, 1), -EINVAL);
 	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_twice, nop,
 					       16), -EINVAL);
-#ifdef SY__ARCH_HAVE_STATIC_CALL
+#if defined(SY__ARCH_HAVE_STATIC_CALL) && defined(__aarch64__)
+	/* whole words only; other code for sc_neg */
+	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_neg, nop, 1),
+		 -EINVAL);
+	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_neg,
+					       native_neg, 4), NATIVE_REFUSED);
+#elif defined(SY__ARCH_HAVE_STATIC_CALL)
 	CHECK_EQ(switchyard_static_call_native((void (*)(void))sc_neg, nop, 1),
 		 NATIVE_REFUSED);
 #endif

@@ -250,6 +250,25 @@ static inline void sy_arch_sc_none(uint8_t out[4])
 	memcpy(out, &w, 4);
 }
 
+/* B to target from code into out (an inline native's block, below);
+ * false when out of reach. */
+static inline bool sy_arch_sc_branch(uintptr_t code, uintptr_t target,
+				     uint8_t out[4])
+{
+	uint32_t b = sy_a64_b(code, target);
+
+	if (!b)
+		return false;
+	memcpy(out, &b, 4);
+	return true;
+}
+
+/* Whether the word at mem is a B (an inline native's branch). */
+static inline bool sy_arch_sc_is_branch(const uint8_t *mem)
+{
+	return (sy_a64_word(mem) & SY_A64_B_MASK) == SY_A64_B;
+}
+
 /* The target of the BL at mem (site code), or 0 when it holds none. */
 static inline uintptr_t sy_arch_sc_call_target(const uint8_t *mem,
 					       uintptr_t code)
@@ -347,6 +366,26 @@ static inline void sy_arch_sc_stub(uintptr_t target, uint8_t out[16])
 
 	memcpy(out, code, 8);
 	memcpy(out + 8, &t, 8);
+}
+
+/*
+ * An inline native runs out of line here: a site cannot hold several
+ * instructions (nor one off the Arm ARM's list) in place of its BL while
+ * threads run it, but it may hold a B to a block near it: the native's
+ * words, then a B back to the instruction after the site. The block is
+ * written (and synced) before any site branches to it and never changed;
+ * the site changes between BL, NOP and B, all on the list. The native's
+ * length must be a whole number of words, at most 12 bytes (the block is a
+ * stub slot, 16 bytes). Returns false when back is out of reach.
+ */
+#define SY_SC_NATIVE_OOL 1
+static inline bool sy_arch_sc_native_block(uintptr_t addr, const uint8_t *code,
+					   unsigned len, uintptr_t back,
+					   uint8_t out[16])
+{
+	memset(out, SY_SC_STUB_FILL, 16);
+	memcpy(out, code, len);
+	return sy_arch_sc_branch(addr + len, back, out + len);
 }
 
 /* A spin-wait hint. */
