@@ -231,8 +231,11 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  * detour aligns the stack itself, and the site restores rsp after its
  * payload: `push %rdi; popfq` is fine there).
  * len: 1 to 15.
- * On AArch64 a site is one BL and no native replaces it: -EOPNOTSUPP (the
- * sites keep calling func).
+ * On AArch64 a site is one word: it holds a B to a block near it that
+ * runs code and then branches back after the site (written before any
+ * site branches to it, never changed); code: whole 4-byte words, at most
+ * 12 bytes (-EINVAL otherwise), position-independent, changing only x0,
+ * x16, x17, the flags and memory; it runs whole (nothing restarts it).
  * Returns 0, -EINVAL (len, or func NULL), -ENOSPC (64 natives already),
  * -EEXIST (func has other code already), -EDEADLK (from a signal handler
  * that interrupted a switchyard call on the same thread), or an error of
@@ -251,8 +254,8 @@ SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
 
 /*
  * SWITCHYARD_STATIC_CALL_NATIVE(func, "insns") - assembles insns (AT&T
- * syntax) and registers them as func's inline native before main() (or at
- * dlopen). func: an identifier.
+ * syntax on x86-64, A64 on AArch64) and registers them as func's inline
+ * native before main() (or at dlopen). func: an identifier.
  */
 #define SWITCHYARD_STATIC_CALL_NATIVE(func, insns)                             \
 	__asm__(".pushsection .rodata.sy_native, \"a\"\n"                      \
