@@ -54,6 +54,19 @@
 
 #include "static_call_impl.h"
 
+/* Whether SWITCHYARD_STATIC_CALL=detour asks that no site be patched (any
+ * other value than detour or patch is reported and ignored); for both kinds
+ * of sites (static_call.c's too: here, below it). Patch lock. */
+bool sy_sc_env_detour(void)
+{
+	const char *env = secure_getenv("SWITCHYARD_STATIC_CALL");
+
+	if (env && *env && strcmp(env, "detour") && strcmp(env, "patch"))
+		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_STATIC_CALL=\"%.64s\" "
+		       "is not detour or patch: ignored (patch)", env);
+	return env && !strcmp(env, "detour");
+}
+
 #ifdef SY_SC_INSN
 
 /*
@@ -476,15 +489,9 @@ static int sci_check(struct static_call_key *key, void (*old)(void),
  * code written). */
 static bool patching(void)
 {
-	const char *env;
-
 	if (mode)
 		return mode > 0;
-	env = secure_getenv("SWITCHYARD_STATIC_CALL");
-	if (env && *env && strcmp(env, "detour") && strcmp(env, "patch"))
-		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_STATIC_CALL=\"%.64s\" "
-		       "is not detour or patch: ignored (patch)", env);
-	mode = env && !strcmp(env, "detour") ? -1 : 1;
+	mode = sy_sc_env_detour() ? -1 : 1;
 	if (mode < 0)
 		sy_log(SWITCHYARD_LOG_INFO, "static calls go through their "
 		       "veneer (an indirect call): SWITCHYARD_STATIC_CALL="

@@ -73,15 +73,11 @@ static uintptr_t tomb_abort;	/* after a signature, in the first run */
  */
 static bool patching(void)
 {
-	const char *why = NULL, *env;
+	const char *why = NULL;
 
 	if (sy_sc_mode)
 		return sy_sc_mode > 0;
-	env = secure_getenv("SWITCHYARD_STATIC_CALL");
-	if (env && *env && strcmp(env, "detour") && strcmp(env, "patch"))
-		sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_STATIC_CALL=\"%.64s\" "
-		       "is not detour or patch: ignored (patch)", env);
-	if (env && !strcmp(env, "detour"))
+	if (sy_sc_env_detour())
 		why = "SWITCHYARD_STATIC_CALL=detour";
 	else if (!&__rseq_size || !&__rseq_offset || __rseq_size < 20)
 		why = "rseq is not registered by libc (glibc < 2.35, "

@@ -28,6 +28,10 @@
 #define BROKEN(n) 0
 #endif
 
+/* Whether SWITCHYARD_STATIC_CALL=detour asks that no site be patched
+ * (sc_insn.c, for both kinds of sites). Patch lock held. */
+SY_HIDDEN bool sy_sc_env_detour(void);
+
 /* Set key's target to func and bring its sites to it (sc_update.c). Patch
  * lock held. */
 SY_HIDDEN int sy_sc_update_locked(struct static_call_key *key,
