@@ -45,18 +45,25 @@
 
 #define SY__RC_RECORD(size)                                                    \
 	".pushsection sy_runtime_const, \"aw?\"\n\t"                           \
-	".balign 8\n\t"                                                        \
-	".quad %c[sy_sym]\n\t"                                                 \
+	".balign 8\n"                                                          \
+	"760:\t.quad %c[sy_sym]\n\t"                                          \
 	".long 761b - .\n\t"                                                   \
 	".byte 763b - 761b, " #size ", 0, 0\n\t"                               \
 	".popsection\n\t"
 
-/* the out-of-line code: the variable's address into register r */
+/*
+ * the out-of-line code: the variable's address into register r, read
+ * from the site's record (pc-relative: a local label; the record's .quad is
+ * an ordinary data relocation). Not through the GOT: at -O1 and up gcc
+ * names a static variable as a section anchor plus an offset, and a GOT
+ * reference drops the offset (every static of the file read the anchor's
+ * slot: the first variable's value).
+ */
 #define SY__RC_OOL_HEAD(r)                                                     \
 	".pushsection .text.unlikely.sy_runtime_const, \"ax?\", @progbits\n\t" \
 	".balign 4\n"                                                          \
-	"764:\tadrp " r ", :got:%c[sy_sym]\n\t"                                \
-	"ldr " r ", [" r ", #:got_lo12:%c[sy_sym]]\n\t"
+	"764:\tadrp " r ", 760b\n\t"                                           \
+	"ldr " r ", [" r ", #:lo12:760b]\n\t"
 
 #define runtime_const_ptr(sym)                                                 \
 	__extension__({                                                        \
