@@ -47,7 +47,9 @@ sy_suite_verdict() {
 					on = (t == name); next
 				}
 				on && /^<end of output>$/ { on = 0 }
-				on && /SKIP: / { sub(/.*SKIP: /, ""); print; exit }
+				on && /SKIP: / && !/^Command: / {
+					sub(/.*SKIP: /, ""); print; exit
+				}
 			' "$_log")
 			_known=$(awk -v name="$_name" -v where=" $_where " '
 				/^#/ || NF < 3 { next }
