@@ -69,6 +69,18 @@ static enum poke_method get_method(void)
 			sy_log(SWITCHYARD_LOG_ERROR, "SWITCHYARD_PATCH_METHOD="
 			       "\"%.64s\" is not procmem, mprotect or auto: "
 			       "ignored (auto)", s);
+#ifdef SY_ARCH_HAVE_EMULATED
+		/* where an emulator runs us, code written through
+		 * /proc/self/mem is not what it executes (arch/<arch>/
+		 * sy_arch.h): every change would do nothing, silently */
+		if (method == METHOD_AUTO && sy_arch_emulated()) {
+			method = METHOD_MPROTECT;
+			sy_log(SWITCHYARD_LOG_INFO, "run by an emulator (qemu-"
+			       "user): code is written through the mprotect "
+			       "window, which it sees (/proc/self/mem writes "
+			       "are not)");
+		}
+#endif
 	}
 	return (enum poke_method)method;
 }

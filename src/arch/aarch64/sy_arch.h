@@ -29,9 +29,11 @@
 #define SY_ARCH_AARCH64_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SY_ARCH_MAX_INSN 16
 /* A debugger's breakpoint instruction, for messages. */
@@ -171,6 +173,31 @@ static inline bool sy_arch_site_jumps(const uint8_t *mem, unsigned len,
 /* Code is written a word at a time through /proc/self/mem too
  * (poke_write.c says why). */
 #define SY_ARCH_CODE_WORD 4
+
+/*
+ * Whether an emulator runs this process: qemu-user passes the host's
+ * /proc/cpuinfo through, and an Arm kernel's always has "CPU implementer"
+ * lines. qemu keeps running its translation of code written through
+ * /proc/self/mem (it sees only stores through its own mappings), so the
+ * engine writes through the mprotect window there (poke_write.c).
+ * open/read, no stdio (the change path's rule).
+ */
+#define SY_ARCH_HAVE_EMULATED 1
+static inline bool sy_arch_emulated(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;	/* cannot tell: as on hardware */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return !strstr(buf, "CPU implementer");
+}
 
 /* A guarded page (BTI) shows as "bt" in /proc/self/smaps' VmFlags, and its
  * protection carries PROT_BTI (<asm/mman.h>): the mprotect window keeps it
