@@ -296,8 +296,12 @@ SWITCHYARD_API int switchyard_static_call_native(void (*func)(void),
 #define SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)                             \
 	extern __typeof__(func) SWITCHYARD_CALLEE_SAVE(func)                   \
 		__asm__("sy__callee_save_" #func)
+/* (the thunk's asm calls func by name, which -flto cannot see: the
+ * pointer, kept, is a reference it does see) */
 #define SWITCHYARD_CALLEE_SAVE_THUNK(func)                                     \
 	SY__CALLEE_SAVE_THUNK(func, sy__callee_save_##func);                   \
+	__attribute__((used)) static __typeof__(func) *const                   \
+		sy__callee_save_ref_##func = func;                             \
 	SWITCHYARD_DECLARE_CALLEE_SAVE_THUNK(func)
 #else
 #define SWITCHYARD_CALLEE_SAVE(func) func

@@ -22,6 +22,19 @@ __attribute__((cold, noinline)) static void cold_path(void) { sink++; }
 __attribute__((noinline)) static int pc(void) { if (static_branch_unlikely(&kf)) { cold_path(); return 1; } return 0; }
 SWITCHYARD_KEY_DESCRIPTION(kf, "the false key");
 
+/* A callee-save thunk: its asm calls cs_wake by name, which -flto could
+ * not see (the link failed: "undefined reference to cs_wake"). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int cs_wake(int x);
+int cs_wake(int x) { return x + 5; }
+#ifdef __cplusplus
+}
+#endif
+SWITCHYARD_CALLEE_SAVE_THUNK(cs_wake);
+DEFINE_STATIC_CALL_CALLEE_SAVE(cs_call, SWITCHYARD_CALLEE_SAVE(cs_wake));
+
 #ifdef __cplusplus
 /* Records of keys, descriptions and call targets defined in an inline
  * function and in a member function defined in its class (COMDAT statics),
@@ -86,6 +99,7 @@ int main(void)
 	CHECK(!pf() && pt() && !pa() && !pc());
 	sy_test_check_sites(&kf.key);
 	CHECK_EQ(lib_check(), 0);
+	CHECK_EQ(static_call(cs_call)(1), 6);
 #ifdef __cplusplus
 	holder h;
 	CHECK(h.member() == 1 && inline_key(0) == 0 && inline_key(1) == 1);
