@@ -263,8 +263,17 @@ static int init_locked(const void *const *syms, const size_t *sizes,
 	for (size_t i = 0; i < n; i++) {
 		v = (struct rc_value *)value_of(syms[i]);
 		if (v && (v->value != value_now(syms[i], sizes[i]) ||
-			  v->size != sizes[i]))
+			  v->size != sizes[i])) {
+			sy_report(SWITCHYARD_LOG_ERROR, NULL, (uintptr_t)syms[i],
+				  "runtime_const_init() of the variable at "
+				  SY_REPORT_SITE " with another value (%#llx, "
+				  "%#llx at the first init): refused, its "
+				  "sites keep the first value; nothing "
+				  "written", (unsigned long long)
+				  value_now(syms[i], sizes[i]),
+				  (unsigned long long)v->value);
 			return -EBUSY;
+		}
 	}
 	r = 0;
 	for (size_t i = 0; i < n && !r; i++) {

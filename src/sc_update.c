@@ -449,6 +449,23 @@ static int native_locked(void (*func)(void), const void *code, size_t len)
 
 /* ---- entry points ------------------------------------------------------- */
 
+/* A native refused is said, naming its function: for
+ * SWITCHYARD_STATIC_CALL_NATIVE()'s constructor, which has no one to
+ * return the error to. */
+static int native_said_locked(void (*func)(void), const void *code,
+			      size_t len)
+{
+	int r = !code || !len || len > SY_SC_ROOM_MAX ? -EINVAL :
+		native_locked(func, code, len);
+
+	if (r < 0)
+		sy_report(SWITCHYARD_LOG_WARN, NULL, (uintptr_t)func,
+			  "inline native of " SY_REPORT_SITE " (%zu bytes) "
+			  "not registered: %s; its sites call the function",
+			  len, strerror(-r));
+	return r;
+}
+
 int __static_call_update(struct static_call_key *key, void (*func)(void))
 {
 	if (!key)
@@ -459,7 +476,7 @@ int __static_call_update(struct static_call_key *key, void (*func)(void))
 int switchyard_static_call_native(void (*func)(void), const void *code,
 				  size_t len)
 {
-	if (!func || !code || !len || len > SY_SC_ROOM_MAX)
+	if (!func)
 		return -EINVAL;
-	return SY_GUARDED(SY_LOCKED(native_locked(func, code, len)));
+	return SY_GUARDED(SY_LOCKED(native_said_locked(func, code, len)));
 }

@@ -194,7 +194,12 @@ int main(int argc, char **argv)
 #ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	CHECK_EQ(read_all(0x100), want);
 #endif
+	switchyard_set_log(sy_test_log, NULL);
 	CHECK_EQ(runtime_const_init(ptr, rc_base), -EBUSY);
+	switchyard_set_log(NULL, NULL);
+	/* reported, naming the variable */
+	CHECK(strstr(sy_test_log_all, "runtime_const_init() of the variable "
+		     "at rc_base") != NULL);
 	rc_base = 0x2000;
 	CHECK_EQ(runtime_const_init(ptr, rc_base), 0);	/* the same: fine */
 	CHECK_EQ(read_all(0x100), want);
