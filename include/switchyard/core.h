@@ -190,7 +190,8 @@ SWITCHYARD_API int switchyard_set_policy(enum switchyard_policy policy);
 struct switchyard_stats {
 	uint64_t objects;	/* registered objects (executable, libraries) */
 	uint64_t sites;		/* jump label sites in them */
-	uint64_t sites_short;	/* 2-byte sites (TEST8 / JMP8 on x86-64) */
+	uint64_t sites_short;	/* 2-byte sites (TEST8 / JMP8 on x86-64);
+				   every site on AArch64 (one word) */
 	uint64_t sites_long;	/* 5-byte sites (TEST32 / JMP32) */
 	uint64_t sites_refused;	/* sites that held unexpected bytes */
 	uint64_t patch_batches;	/* committed poke batches */

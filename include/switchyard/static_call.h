@@ -50,7 +50,9 @@
  * At a patched x86-64 site the enclosing function gets a frame pointer;
  * the site costs its call plus 6 instructions (stack step, arm, guard).
  * gdb steps over a site and backtraces through it (the detour has unwind
- * info). An AArch64 site costs nothing but its BL.
+ * info). An AArch64 site is its BL; the function around it saves d8-d15
+ * once (the asm says the vector registers change, and a callee keeps only
+ * their low halves).
  *
  * Beyond the kernel's API (its paravirt ops have them, see below):
  * DEFINE_STATIC_CALL_NATIVE (sites with room for an inline native
@@ -198,7 +200,7 @@ static inline void (*sy__static_call_cond_load(struct static_call_key *key))(voi
  *
  * DECLARE_STATIC_CALL_CALLEE_SAVE(name, func),
  * DEFINE_STATIC_CALL_CALLEE_SAVE() - a static call whose sites clobber only
- * rax, the flags and the vector state: its targets should be callee-save
+ * rax (AArch64: x0, x16, x17, lr), the flags and the vector state: its targets should be callee-save
  * functions (SWITCHYARD_CALLEE_SAVE_THUNK(), or hand-written with
  * SWITCHYARD_CALLEE_SAVE_ASM_ENTRY()). A site gets a direct call only to a
  * callee-save target; any other target is called through the site's

@@ -13,10 +13,11 @@
  *	...
  *	static_branch_enable(&key);
  *
- * With x86-64 and `asm goto`, each static_branch_*() is one instruction in
- * the straight-line path: a 2- or 5-byte no-op (a TEST that only writes
- * the flags), or a JMP to the out-of-line code, rewritten when the key
- * changes, also while other threads run it. Elsewhere, or with
+ * With x86-64 or AArch64 and `asm goto`, each static_branch_*() is one
+ * instruction in the straight-line path: a no-op (x86-64: a 2- or 5-byte
+ * TEST that only writes the flags; AArch64: NOP), or a jump to the
+ * out-of-line code (JMP; B), rewritten when the key changes, also while
+ * other threads run it. Elsewhere, or with
  * SWITCHYARD_NO_PATCHING defined before including this header, the same API
  * compiles to a load, a test and a branch with the same semantics.
  *
