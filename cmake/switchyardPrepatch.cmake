@@ -9,8 +9,9 @@
 # The tool: the in-tree target switchyard_cli when there is one (in a
 # cross build run through the build's emulator, CMAKE_CROSSCOMPILING_
 # EMULATOR, which CMake puts before a target named as a command), else
-# SWITCHYARD_TOOL if set, else `switchyard` in the package's bin/ or on
-# PATH. The tool prepatches a file of either machine it reads (x86-64,
+# SWITCHYARD_TOOL if set (a path), else `switchyard` in the package's bin/
+# (in a cross build through the emulator; without one, the build
+# machine's on PATH) or on PATH. The tool prepatches a file of either machine it reads (x86-64,
 # AArch64), whatever its own: a build machine's tool serves a cross build.
 function(switchyard_prepatch target)
   cmake_parse_arguments(P "" "OUTPUT" "" ${ARGN})
@@ -27,6 +28,24 @@ function(switchyard_prepatch target)
     add_dependencies(${target} switchyard_cli)
   elseif(SWITCHYARD_TOOL)
     set(tool ${SWITCHYARD_TOOL})
+  elseif(CMAKE_CROSSCOMPILING)
+    # the package's tool is built for the target machine: through the
+    # build's emulator, else the build machine's tool (PATH), which reads
+    # the target's files as well
+    find_program(SWITCHYARD_TARGET_TOOL switchyard HINTS ${SWITCHYARD_BINDIR}
+      NO_DEFAULT_PATH)
+    if(SWITCHYARD_TARGET_TOOL AND CMAKE_CROSSCOMPILING_EMULATOR)
+      set(tool ${CMAKE_CROSSCOMPILING_EMULATOR} ${SWITCHYARD_TARGET_TOOL})
+    else()
+      find_program(SWITCHYARD_TOOL switchyard NO_CMAKE_PATH
+        NO_CMAKE_ENVIRONMENT_PATH NO_PACKAGE_ROOT_PATH)
+      if(NOT SWITCHYARD_TOOL)
+        message(FATAL_ERROR "switchyard_prepatch(${target}): a cross "
+          "build without an emulator needs the build machine's switchyard "
+          "tool on PATH, or SWITCHYARD_TOOL set to it")
+      endif()
+      set(tool ${SWITCHYARD_TOOL})
+    endif()
   else()
     find_program(SWITCHYARD_TOOL switchyard HINTS ${SWITCHYARD_BINDIR})
     if(NOT SWITCHYARD_TOOL)
