@@ -118,7 +118,7 @@ FRESH = {
           "\t\tif (applies(a) && !s->chosen)\n\t\t\ts->chosen = a;"),
     128: ("alternative.c",
           "when no replacement applies, the old instructions' trailing 0x90 padding is kept as single-byte NOPs instead of merged into the fewest NOPs",
-          "\t\twhile (keep && s->old[keep - 1] == 0x90)\n\t\t\tkeep--;\n",
+          "\twhile (len && old[len - 1] == 0x90)\n\t\tlen--;\n",
           ""),
     # ---- runtime_const.c ----
     129: ("runtime_const.c",
