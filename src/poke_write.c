@@ -72,14 +72,11 @@ static enum poke_method get_method(void)
 #ifdef SY_ARCH_HAVE_EMULATED
 		/* where an emulator runs us, code written through
 		 * /proc/self/mem is not what it executes (arch/<arch>/
-		 * sy_arch.h): every change would do nothing, silently */
-		if (method == METHOD_AUTO && sy_arch_emulated()) {
+		 * sy_arch.h): every change would do nothing, silently. Not
+		 * said: every program run so would print it (the statistics'
+		 * rwx_windows show it, switchyard(3) says so) */
+		if (method == METHOD_AUTO && sy_arch_emulated())
 			method = METHOD_MPROTECT;
-			sy_log(SWITCHYARD_LOG_INFO, "run by an emulator (qemu-"
-			       "user): code is written through the mprotect "
-			       "window, which it sees (/proc/self/mem writes "
-			       "are not)");
-		}
 #endif
 	}
 	return (enum poke_method)method;

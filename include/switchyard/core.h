@@ -50,6 +50,15 @@
  * Elsewhere g++ keeps the variable: define such keys at namespace scope
  * there.
  */
+/* AArch64: a symbol (plus an offset) as an asm operand, printed bare with
+ * %c: gcc's "S"; clang's "i" (clang's "S" refuses a symbol plus an
+ * offset, which its global merging makes of a global under -O3 -flto). */
+#if defined(__aarch64__) && defined(__clang__)
+#define SY__A64_SYM(x) "i"(x)
+#else
+#define SY__A64_SYM(x) "S"(x)
+#endif
+
 #if defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) &&       \
 	(defined(__x86_64__) || defined(__aarch64__))
 #define SY__REC_BY_ASM 1

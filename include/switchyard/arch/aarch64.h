@@ -33,15 +33,9 @@
  * SY__ARCH_SITE(key, branch, label) - the site: an asm goto that jumps to
  * label in the B form and falls through in the NOP form, and its record.
  * The key's address, printed bare with %c (preemptible symbols in PIC code
- * included: the dynamic linker fills the .quad): gcc takes it as "S" (a
- * symbol plus an offset: an element of an array of keys), clang 14 as "i"
- * ("S" refuses a symbol plus an offset there).
+ * included: the dynamic linker fills the .quad), an element of an array of
+ * keys too (SY__A64_SYM(), <switchyard/core.h>).
  */
-#if defined(__clang__)
-#define SY__A64_KEY_OPERAND(keyp) "i"(keyp)
-#else
-#define SY__A64_KEY_OPERAND(keyp) "S"(keyp)
-#endif
 #define SY__ARCH_SITE(keyp, branch, label)                                     \
 	__asm__ goto("1:\tb %l[" #label "]\n\t"                                \
 		     ".pushsection sy_jump_entries, \"aw?\"\n\t"                 \
@@ -49,7 +43,7 @@
 		     ".long 1b - ., %l[" #label "] - .\n\t"                      \
 		     ".quad %c0 + %c1\n\t"                                      \
 		     ".popsection"                                              \
-		     : : SY__A64_KEY_OPERAND(keyp), "i"(branch) : : label)
+		     : : SY__A64_SYM(keyp), "i"(branch) : : label)
 
 /*
  * Per-object glue, as on x86-64 (one COMDAT copy per object): an empty

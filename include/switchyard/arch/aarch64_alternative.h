@@ -137,7 +137,8 @@
  * The caller lists what the callee may change, as on x86-64: the outputs,
  * and as clobbers the other caller-saved registers (x0-x18, v0-v7,
  * v16-v31, "cc", "memory"; x16 and x17 also for a veneer or PLT entry the
- * linker puts in between). "S": the function's symbol, printed bare.
+ * linker puts in between). SY__A64_SYM(): the function's symbol, printed
+ * bare.
  */
 #define alternative_call(oldfunc, newfunc, feature, output, ...)               \
 	__extension__({                                                        \
@@ -145,8 +146,9 @@
 		__asm__ volatile(ALTERNATIVE("bl %c[sy_old]",                  \
 					     "bl %c[sy_new]", feature)         \
 				 : output, "=r"(sy__lr)                        \
-				 : [sy_old] "S"(oldfunc),                      \
-				   [sy_new] "S"(newfunc), ##__VA_ARGS__);      \
+				 : [sy_old] SY__A64_SYM(oldfunc),              \
+				   [sy_new] SY__A64_SYM(newfunc),              \
+				   ##__VA_ARGS__);                             \
 		(void)sy__lr;                                                  \
 	})
 #define alternative_call_2(oldfunc, newfunc1, f1, newfunc2, f2, output, ...)   \
@@ -156,9 +158,10 @@
 					       "bl %c[sy_new1]", f1,           \
 					       "bl %c[sy_new2]", f2)           \
 				 : output, "=r"(sy__lr)                        \
-				 : [sy_old] "S"(oldfunc),                      \
-				   [sy_new1] "S"(newfunc1),                    \
-				   [sy_new2] "S"(newfunc2), ##__VA_ARGS__);    \
+				 : [sy_old] SY__A64_SYM(oldfunc),              \
+				   [sy_new1] SY__A64_SYM(newfunc1),            \
+				   [sy_new2] SY__A64_SYM(newfunc2),            \
+				   ##__VA_ARGS__);                             \
 		(void)sy__lr;                                                  \
 	})
 

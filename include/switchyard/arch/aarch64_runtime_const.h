@@ -80,7 +80,7 @@
 			"b 763b\n\t"                                           \
 			".popsection"                                          \
 			: [sy_v] "=r"(sy__v)                                   \
-			: [sy_sym] "S"(&(sym)), "m"(sym));                     \
+			: [sy_sym] SY__A64_SYM(&(sym)), "m"(sym));             \
 		(__typeof__(sym))sy__v;                                        \
 	})
 
@@ -98,7 +98,7 @@
 			"b 763b\n\t"                                           \
 			".popsection"                                          \
 			: [sy_v] "=r"(sy__v)                                   \
-			: [sy_sym] "S"(&(sym)), "m"(sym));                     \
+			: [sy_sym] SY__A64_SYM(&(sym)), "m"(sym));             \
 		sy__v;                                                         \
 	})
 
@@ -118,7 +118,7 @@
 			"b 763b\n\t"                                           \
 			".popsection"                                          \
 			: [sy_x] "+r"(sy__x), [sy_t] "=&r"(sy__t)              \
-			: [sy_sym] "S"(&(sym)), "m"(sym));                     \
+			: [sy_sym] SY__A64_SYM(&(sym)), "m"(sym));             \
 		(void)sy__t;                                                   \
 		sy__x;                                                         \
 	})

@@ -190,7 +190,7 @@
  * SY__SC_ASM(n, meta, room) - the site, with its n arguments already
  * converted into the longs sy__t1..sy__tn (declared by the caller); a long:
  * x0 after the call. room (an inline native's) has no use here: a site is
- * one BL. "S": the meta's symbol, printed bare by %c.
+ * one BL. SY__A64_SYM(): the meta's symbol, printed bare by %c.
  */
 #define SY__SC_ASM(n, meta, room)                                              \
 	__extension__({                                                        \
@@ -198,7 +198,7 @@
 		register long sy__x0 __asm__("x0") = SY__SC_X0_##n;            \
 		__asm__ volatile(SY__SC_TEXT                                   \
 				 : "+r"(sy__x0) SY__SC_OUT##n                  \
-				 : [sy_meta] "S"(meta), [sy_room] "i"(room)    \
+				 : [sy_meta] SY__A64_SYM(meta), [sy_room] "i"(room) \
 				 : SY__SC_FREE##n SY__SC_CLOBBERS);            \
 		sy__x0;                                                        \
 	})
@@ -210,7 +210,7 @@
 		register long sy__x0 __asm__("x0") = SY__SC_X0_##n;            \
 		__asm__ volatile(SY__SC_TEXT_CS                                \
 				 : "+r"(sy__x0)                                \
-				 : [sy_meta] "S"(meta), [sy_room] "i"(room)    \
+				 : [sy_meta] SY__A64_SYM(meta), [sy_room] "i"(room) \
 				   SY__SC_IN##n                                \
 				 : SY__SC_CLOBBERS_CS);                        \
 		sy__x0;                                                        \
