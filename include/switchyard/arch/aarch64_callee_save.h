@@ -31,6 +31,28 @@
 	".type " #fn ", %function\n"                                           \
 	#fn ":\n\t"                                                            \
 	"hint 34\n\t"
+/* What a C function may change and a callee-save function keeps: x1-x15
+ * and x18, below a frame record (x29, lr) at sp (144 bytes in all); the
+ * thunk and the callee-save sites' veneer (aarch64_static_call.h). */
+#define SY__A64_CS_SAVE                                                        \
+	"stp x1, x2, [sp, #16]\n\t"                                            \
+	"stp x3, x4, [sp, #32]\n\t"                                            \
+	"stp x5, x6, [sp, #48]\n\t"                                            \
+	"stp x7, x8, [sp, #64]\n\t"                                            \
+	"stp x9, x10, [sp, #80]\n\t"                                           \
+	"stp x11, x12, [sp, #96]\n\t"                                          \
+	"stp x13, x14, [sp, #112]\n\t"                                         \
+	"stp x15, x18, [sp, #128]\n\t"
+#define SY__A64_CS_RESTORE                                                     \
+	"ldp x15, x18, [sp, #128]\n\t"                                         \
+	"ldp x13, x14, [sp, #112]\n\t"                                         \
+	"ldp x11, x12, [sp, #96]\n\t"                                          \
+	"ldp x9, x10, [sp, #80]\n\t"                                           \
+	"ldp x7, x8, [sp, #64]\n\t"                                            \
+	"ldp x5, x6, [sp, #48]\n\t"                                            \
+	"ldp x3, x4, [sp, #32]\n\t"                                            \
+	"ldp x1, x2, [sp, #16]\n\t"
+
 #define SY__CALLEE_SAVE_THUNK(func, thunk)                                     \
 	__asm__(".pushsection .text.sy_callee_save, \"ax\", %progbits\n\t"     \
 		SWITCHYARD_CALLEE_SAVE_ASM_ENTRY(thunk)                        \
@@ -40,23 +62,9 @@
 		".cfi_offset x29, -144\n\t"                                    \
 		".cfi_offset x30, -136\n\t"                                    \
 		"mov x29, sp\n\t"                                              \
-		"stp x1, x2, [sp, #16]\n\t"                                    \
-		"stp x3, x4, [sp, #32]\n\t"                                    \
-		"stp x5, x6, [sp, #48]\n\t"                                    \
-		"stp x7, x8, [sp, #64]\n\t"                                    \
-		"stp x9, x10, [sp, #80]\n\t"                                   \
-		"stp x11, x12, [sp, #96]\n\t"                                  \
-		"stp x13, x14, [sp, #112]\n\t"                                 \
-		"stp x15, x18, [sp, #128]\n\t"                                 \
+		SY__A64_CS_SAVE                                                \
 		"bl " #func "\n\t"                                             \
-		"ldp x15, x18, [sp, #128]\n\t"                                 \
-		"ldp x13, x14, [sp, #112]\n\t"                                 \
-		"ldp x11, x12, [sp, #96]\n\t"                                  \
-		"ldp x9, x10, [sp, #80]\n\t"                                   \
-		"ldp x7, x8, [sp, #64]\n\t"                                    \
-		"ldp x5, x6, [sp, #48]\n\t"                                    \
-		"ldp x3, x4, [sp, #32]\n\t"                                    \
-		"ldp x1, x2, [sp, #16]\n\t"                                    \
+		SY__A64_CS_RESTORE                                             \
 		"ldp x29, x30, [sp], #144\n\t"                                 \
 		".cfi_restore x29\n\t"                                         \
 		".cfi_restore x30\n\t"                                         \

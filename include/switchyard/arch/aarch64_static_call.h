@@ -97,28 +97,14 @@
 /* The callee-save veneer: a frame (x29, lr), the 16 registers a C
  * function may change but a callee-save site keeps, the call. */
 #define SY__SC_TEXT_CS                                                         \
-	SY__SC_SITE_HEAD                                                            \
+	SY__SC_SITE_HEAD                                                       \
 	"stp x29, x30, [sp, #-144]!\n\t"                                       \
 	"mov x29, sp\n\t"                                                      \
-	"stp x1, x2, [sp, #16]\n\t"                                            \
-	"stp x3, x4, [sp, #32]\n\t"                                            \
-	"stp x5, x6, [sp, #48]\n\t"                                            \
-	"stp x7, x8, [sp, #64]\n\t"                                            \
-	"stp x9, x10, [sp, #80]\n\t"                                           \
-	"stp x11, x12, [sp, #96]\n\t"                                          \
-	"stp x13, x14, [sp, #112]\n\t"                                         \
-	"stp x15, x18, [sp, #128]\n\t"                                         \
+	SY__A64_CS_SAVE                                                        \
 	SY__SC_LOAD                                                            \
 	"cbz x16, 777f\n\t"                                                    \
 	"blr x16\n"                                                            \
-	"777:\tldp x15, x18, [sp, #128]\n\t"                                   \
-	"ldp x13, x14, [sp, #112]\n\t"                                         \
-	"ldp x11, x12, [sp, #96]\n\t"                                          \
-	"ldp x9, x10, [sp, #80]\n\t"                                           \
-	"ldp x7, x8, [sp, #64]\n\t"                                            \
-	"ldp x5, x6, [sp, #48]\n\t"                                            \
-	"ldp x3, x4, [sp, #32]\n\t"                                            \
-	"ldp x1, x2, [sp, #16]\n\t"                                            \
+	"777:\t" SY__A64_CS_RESTORE                                            \
 	"ldp x29, x30, [sp], #144\n\t"                                         \
 	"ret\n\t"                                                              \
 	".popsection"
