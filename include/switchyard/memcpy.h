@@ -85,6 +85,11 @@ enum switchyard_memcpy_strategy {
 	SWITCHYARD_MEMCPY_AVX2,		/* 32-byte vector loop */
 	SWITCHYARD_MEMCPY_AVX512,	/* 64-byte vector loop */
 	SWITCHYARD_MEMCPY_REP_MOVSB,	/* rep movsb */
+	SWITCHYARD_MEMCPY_LIBC,		/* the C library's memcpy (as its
+					   IFUNC resolution chose it for
+					   this CPU); as a loop flavour in
+					   the thresholds: switchyard_memcpy
+					   is that function, for every size */
 	SWITCHYARD_MEMCPY_STRATEGIES
 };
 
@@ -124,6 +129,15 @@ struct switchyard_memcpy_thresholds {
  */
 SWITCHYARD_API int
 switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t);
+
+/*
+ * switchyard_memcpy_get_libc_min - the size from which switchyard_memcpy
+ * hands a copy to the C library's memcpy: 0 (every size: switchyard_memcpy
+ * resolves to the C library's function itself, no call in between), at
+ * least 129 (a size class measured to be the C library's), or UINT32_MAX
+ * (never). Thread-safe; async-signal-safe.
+ */
+SWITCHYARD_API uint32_t switchyard_memcpy_get_libc_min(void);
 
 /*
  * switchyard_memcpy_config_path - the calibration file's path for this
@@ -170,7 +184,13 @@ struct switchyard_memcpy_calibration {
 	/* chosen: the thresholds with the least loss over all conditions
 	 * and sizes of the grid (the mean of time / best time) */
 	uint32_t short_max, rep_min;
-	enum switchyard_memcpy_strategy loop;	/* the flavour measured */
+	enum switchyard_memcpy_strategy loop;	/* the flavour measured;
+						   SWITCHYARD_MEMCPY_LIBC: the
+						   C library's memcpy won (or
+						   tied) at every size, and is
+						   what was chosen */
+	uint32_t libc_min;	/* chosen: the C library's memcpy from this
+				   size (UINT32_MAX: never; 0: every size) */
 	double seconds;		/* the calibration's duration */
 };
 

@@ -18,63 +18,68 @@
 #include "memcpy_impl.h"
 
 /*
- * Defaults per CPU and flavour (the loop's vector width), from
- * measurements: switchyard_calibrate() (full), the minimum-loss
- * thresholds over the four conditions, four runs each; the break-evens
- * with their intervals are in doc/BENCHMARKS-HISTORY.md "[7/10] The copy
- * routine". The first entry that matches wins. A CPU that matches none
- * gets generic_default() below: glibc's rule, not a measurement.
+ * Defaults per CPU and flavour (the loop's vector width): measured rows
+ * only, each against the C library's memcpy on that CPU (E4 of the
+ * benchmark suite, and switchyard_calibrate()); doc/BENCHMARKS.md and
+ * doc/BENCHMARKS-HISTORY.md have the runs. The first entry that matches
+ * wins. libc_min 0: the C library's memcpy for every size, where our own
+ * code was measured to lose to it somewhere (the goal: never slower than
+ * the C library at any size, before any calibration). A CPU that matches
+ * no row gets the same: nobody measured who wins there, and the C
+ * library's memcpy cannot lose to itself. `switchyard calibrate --save`
+ * measures it (doc/GUIDE.md).
  */
 static const struct mc_default {
 	const char *vendor;
 	unsigned family, model;			/* model 0: any */
 	enum switchyard_memcpy_strategy loop;	/* the flavour it is for */
-	uint32_t short_max, rep_min;
+	uint32_t short_max, rep_min, libc_min;
 } defaults[] = {
 	/*
 	 * Intel Xeon, family 6 model 207 (Emerald Rapids; ERMS, FSRM, AVX2,
-	 * AVX-512), a 2-vCPU KVM guest, 2026-11-23, gcc 12 build:
-	 *  - AVX-512 loop (this CPU's flavour): chosen short_max 256, 128,
-	 *    128, 256 and rep_min 12288, 16384, 16384, 16384 in four runs
-	 *    under varying load from other processes (below 128
-	 *    the loop is the short moves: the same code); the 64-byte loop
-	 *    stays faster than rep movsb up to 12288 bytes in every
-	 *    condition (break-even 12288..16384), so rep movsb never runs
-	 *    below 12 KiB. bench_memcpy agrees: at 200 bytes the loop took
-	 *    5.0 ns, the short moves 5.9.
-	 *  - AVX2 loop (SWITCHYARD_CPU_MASK=avx512f): short_max 256 and
-	 *    rep_min 2560 in all four runs (break-even 2048..3072 in every
-	 *    condition); the 32-byte loop never significantly beat the
-	 *    short moves.
-	 *  - Again with the assembly flavours (memcpy_vec.c), three runs
-	 *    each: rep_min 8192, 8192, 16384 (AVX-512) and 3072, 3072, 2560
-	 *    (AVX2): the values below stand, inside that spread. short_max
-	 *    has no effect in these flavours.
+	 * AVX-512), a 2-vCPU KVM guest, 2026-11-23 (doc/BENCHMARKS-HISTORY.md
+	 * "[7/10] The copy routine"): with its best thresholds (AVX-512:
+	 * short_max 128, rep_min 12288; AVX2: 256, 2560) our code was up to
+	 * 14% faster than glibc 2.36 from 2 KiB and 2-3x at random sizes
+	 * below 64, but significantly slower at 45 of 704 points (AVX2: 59),
+	 * by up to 17% (one cycle at 2-3 bytes, fixed sizes). Never slower
+	 * comes first: the C library's, until a calibration on the machine
+	 * finds a choice that loses nowhere.
 	 */
-	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX512, 128, 12288 },
-	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_AVX2, 256, 2560 },
+	{ "GenuineIntel", 6, 207, SWITCHYARD_MEMCPY_STRATEGIES, 128, 12288, 0 },
 	/*
-	 * AMD (family 0x17 Zen 1/2, 0x19 Zen 3/4): NOT MEASURED (no AMD
-	 * machine was at hand). Provisional: short_max from the Intel
-	 * measurement (the short moves against our own loop: it depends on
-	 * our code more than on the core), and glibc 2.36's rep movsb
-	 * threshold on an EPYC with ERMS and FSRM (x86_rep_movsb_threshold
-	 * = 2112, ld.so --list-diagnostics) as the stated basis for
-	 * rep_min. To be replaced by a calibration on an AMD machine.
+	 * AMD EPYC, family 26 (0x1a, Zen 5) model 2 (ERMS, FSRM, AVX2,
+	 * AVX-512), a 2-vCPU KVM guest, 2026-11-27, gcc 12 build, against
+	 * glibc 2.36 (__memmove_avx512_unaligned_erms, rep movsb from 2,112):
+	 *  - AVX-512 flavour (cpu_probe.c sets AVX512_COPY on this family):
+	 *    the 64-byte loop beats rep movsb up to 24 KiB in every
+	 *    condition (at 8 KiB 32 ns against 55; 24 KiB 97 against 154),
+	 *    rep movsb wins from 28 KiB (the two buffers no longer fit the
+	 *    48 KiB L1D: 229 against 179): rep_min 26624. E4 (704 points):
+	 *    not slower than glibc at any point beyond the 2% margin with
+	 *    rep_min 8192 (quick run, 31 rounds); switchyard_calibrate()
+	 *    chose short_max 256/192/256 (no effect in this flavour) and no
+	 *    rep movsb up to its 16 KiB grid, three runs.
+	 *  - AVX2 flavour (SWITCHYARD_CPU_MASK=avx512f): slower than glibc's
+	 *    64-byte code from 64 bytes to 2 KiB (up to 2.6x): the C
+	 *    library's.
 	 */
-	{ "AuthenticAMD", 0x17, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
-	{ "AuthenticAMD", 0x19, 0, SWITCHYARD_MEMCPY_STRATEGIES, 256, 2112 },
+	{ "AuthenticAMD", 0x1a, 2, SWITCHYARD_MEMCPY_AVX512, 256, 26624,
+	  UINT32_MAX },
+	{ "AuthenticAMD", 0x1a, 2, SWITCHYARD_MEMCPY_AVX2, 256, 2112, 0 },
 };
 
 /*
- * Any other CPU: glibc 2.36's rule as the stated basis (not a
- * measurement of ours): rep movsb from 2048 bytes per 16 bytes of vector
- * (2048 with SSE2, 4096 with AVX2), 2112 with FSRM; short moves to 64.
- * (SWITCHYARD_MEMCPY_STRATEGIES in the table: any flavour.)
+ * Any other CPU, and the rows above with libc_min 0: the C library's
+ * memcpy for every size. The other thresholds are what a calibration or
+ * SWITCHYARD_MEMCPY starts from if it routes sizes to our own code without
+ * naming them: glibc 2.36's rule (rep movsb from 2048 bytes per 16 bytes
+ * of vector, 2112 with FSRM), short moves to 64.
  */
 static void generic_default(struct sy_mc_config *c)
 {
 	c->short_max = 64;
+	c->libc_min = 0;
 	if (boot_cpu_has(X86_FEATURE_FSRM))
 		c->rep_min = 2112;
 	else if (c->loop == SWITCHYARD_MEMCPY_AVX2)
@@ -83,7 +88,8 @@ static void generic_default(struct sy_mc_config *c)
 		c->rep_min = 2048;
 }
 
-static void choose_default(struct sy_mc_config *c)
+/* 1: a measured row matched */
+static int choose_default(struct sy_mc_config *c)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
 
@@ -100,14 +106,20 @@ static void choose_default(struct sy_mc_config *c)
 			continue;
 		c->short_max = d->short_max;
 		c->rep_min = d->rep_min;
-		break;
+		c->libc_min = d->libc_min;
+		return 1;
 	}
+	return 0;
 }
 
 /* ---- parsing --------------------------------------------------------- */
 
 #define MC_SET_SHORT 1u
 #define MC_SET_REP 2u
+#define MC_SET_LIBC 4u
+/* libc_min: 0 or above the short classes (the dispatcher's compare is on
+ * its paths above 128 bytes only) */
+#define MC_LIBC_MIN_LOW 129
 
 /* A decimal number, digits only, at most max; 0 or -1. */
 static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *out)
@@ -184,9 +196,22 @@ static int parse_config(const char *text, size_t len, char sep,
 				goto bad_number;
 			v.rep_min = x;
 			got |= MC_SET_REP;
+		} else if (eq == 8 && !memcmp(item, "libc_min", 8)) {
+			if (got & MC_SET_LIBC)
+				goto twice;
+			if (parse_u32(item + 9, n - 9, UINT32_MAX, &x))
+				goto bad_number;
+			if (x && x < MC_LIBC_MIN_LOW) {
+				snprintf(err, errsize, "item %d: libc_min=%u: "
+					 "0 (every size) or at least %u",
+					 line, x, MC_LIBC_MIN_LOW);
+				return -1;
+			}
+			v.libc_min = x;
+			got |= MC_SET_LIBC;
 		} else {
 			snprintf(err, errsize, "item %d: unknown key '%.*s' "
-				 "(short_max, rep_min)", line,
+				 "(short_max, rep_min, libc_min)", line,
 				 (int)(eq > 40 ? 40 : eq), item);
 			return -1;
 		}
@@ -340,20 +365,34 @@ static int read_file(struct sy_mc_config *c, unsigned *set)
 
 /* ---- start-up ------------------------------------------------------------ */
 
+/*
+ * Two steps, each once:
+ *   decide   the configuration: the table, the file, the environment. Run
+ *            by whichever comes first: the IFUNC resolver of
+ *            switchyard_memcpy (the dynamic linker, while it relocates an
+ *            object that refers to it, before any constructor), a getter,
+ *            or the constructor.
+ *   write    the thresholds into the dispatcher (run-time constants):
+ *            the constructor, or a getter called before it.
+ * config_ready, with release stores after each step and acquire loads:
+ *   0  nothing yet
+ *   1  decided: config and config_source hold their final values
+ *   2  written: config_patched too
+ */
 static struct sy_mc_config config;
 static enum switchyard_memcpy_source config_source;
 static int config_patched;
-static int config_ready;	/* 2: published (release) */
-static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static int config_ready;
+static pthread_once_t decide_once = PTHREAD_ONCE_INIT;
+static pthread_once_t write_once = PTHREAD_ONCE_INIT;
 
-static void choose(void)
+static void decide(void)
 {
 	struct sy_mc_config c;
 	enum switchyard_memcpy_source src = SWITCHYARD_MEMCPY_FROM_DEFAULT;
 	const char *env = secure_getenv("SWITCHYARD_MEMCPY");
 	unsigned set = 0;
 	char err[160];
-	int r;
 
 	choose_default(&c);
 	if (read_file(&c, &set) > 0)
@@ -367,6 +406,12 @@ static void choose(void)
 		else
 			src = SWITCHYARD_MEMCPY_FROM_ENV;
 	}
+	/* thresholds of our own code asked for, where the default hands
+	 * every size to the C library: they would choose nothing, so our
+	 * code it is, the C library's for no size */
+	if ((set & (MC_SET_SHORT | MC_SET_REP)) && !(set & MC_SET_LIBC) &&
+	    !c.libc_min)
+		c.libc_min = UINT32_MAX;
 	/* rep movsb is slow without ERMS (microcoded byte moves) */
 	if (!boot_cpu_has(X86_FEATURE_ERMS) && c.rep_min != UINT32_MAX) {
 		if (src != SWITCHYARD_MEMCPY_FROM_DEFAULT && (set & MC_SET_REP))
@@ -381,13 +426,26 @@ static void choose(void)
 			       );
 		c.rep_min = UINT32_MAX;
 	}
-	r = sy_arch_mc_init(&c);
+	config = c;
+	config_source = src;
+	__atomic_store_n(&config_ready, 1, __ATOMIC_RELEASE);
+}
+
+static const struct sy_mc_config *mc_decided(void)
+{
+	if (__atomic_load_n(&config_ready, __ATOMIC_ACQUIRE) < 1)
+		pthread_once(&decide_once, decide);
+	return &config;
+}
+
+static void write_code(void)
+{
+	int r = sy_arch_mc_init(mc_decided());
+
 	if (r < 0)
 		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: thresholds not written "
 		       "into the code (%s); they are read from memory",
 		       strerror(-r));
-	config = c;
-	config_source = src;
 	config_patched = r > 0;
 	__atomic_store_n(&config_ready, 2, __ATOMIC_RELEASE);
 }
@@ -395,7 +453,7 @@ static void choose(void)
 static void mc_init(void)
 {
 	if (__atomic_load_n(&config_ready, __ATOMIC_ACQUIRE) != 2)
-		pthread_once(&config_once, choose);
+		pthread_once(&write_once, write_code);
 }
 
 /* after cpu.c's constructor would be nice but is not needed: its state is
@@ -411,9 +469,70 @@ const struct sy_mc_config *sy_mc_config(void)
 	return &config;
 }
 
+/* ---- the entry ------------------------------------------------------------ */
+
+/*
+ * switchyard_memcpy is a GNU indirect function where the C library has
+ * them (glibc): the dynamic linker asks mc_resolve() once which code the
+ * name stands for, and every caller's call then goes straight there. So
+ * where the C library's memcpy takes every size (libc_min 0: a CPU that no
+ * measurement covers, or one where our code lost somewhere), a call of
+ * switchyard_memcpy IS a call of that function: not one instruction or
+ * jump more (a tail jump in between cost a cycle, 12% of a small copy, on
+ * the AMD EPYC measured). Otherwise it is the arch's dispatcher.
+ *
+ * The resolver runs while the dynamic linker relocates an object that
+ * refers to switchyard_memcpy (or, with lazy binding, at its first call),
+ * after this library and the C library are relocated (dependencies
+ * first): decide() may call the C library then (secure_getenv, open,
+ * read: the same calls as before, only earlier). memcpy's address here is
+ * this library's GOT entry: the C library's own IFUNC choice for this CPU.
+ *
+ * A static link (no dynamic section: the C library applies IRELATIVE
+ * relocations before it is fully set up) reads nothing in the resolver and
+ * takes the dispatcher, which routes sizes from 129 bytes to the C
+ * library when libc_min is 0 and keeps the short sizes.
+ */
+#if defined(__GLIBC__) && defined(__ELF__) && !defined(SY__NO_IFUNC)
+extern const char _DYNAMIC[] __attribute__((weak, visibility("hidden")));
+
+static bool mc_libc_entry(void)
+{
+	return !sy_arch_mc_entry() || (_DYNAMIC && !mc_decided()->libc_min);
+}
+
+static switchyard_memcpy_fn mc_resolve(void)
+{
+	return mc_libc_entry() ? memcpy : sy_arch_mc_entry();
+}
+
+void *switchyard_memcpy(void *dst, const void *src, size_t n)
+	__attribute__((ifunc("mc_resolve")));
+#else
+/* No indirect functions: one jump through a pointer, chosen once. */
+static bool mc_libc_entry(void)
+{
+	return !sy_arch_mc_entry() || !mc_decided()->libc_min;
+}
+
+void *switchyard_memcpy(void *dst, const void *src, size_t n)
+{
+	static switchyard_memcpy_fn fn;
+	switchyard_memcpy_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
+
+	if (!f) {
+		f = mc_libc_entry() ? memcpy : sy_arch_mc_entry();
+		__atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+	}
+	return f(dst, src, n);
+}
+#endif
+
 switchyard_memcpy_fn
 switchyard_memcpy_get_strategy(enum switchyard_memcpy_strategy which)
 {
+	if (which == SWITCHYARD_MEMCPY_LIBC)
+		return memcpy;
 	return sy_arch_mc_fn(which, sy_mc_config()->loop);
 }
 
@@ -424,8 +543,13 @@ int switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t)
 	mc_init();
 	t->short_max = config.short_max;
 	t->rep_min = config.rep_min;
-	t->loop = config.loop;
+	t->loop = mc_libc_entry() ? SWITCHYARD_MEMCPY_LIBC : config.loop;
 	t->source = config_source;
 	t->patched = config_patched;
 	return 0;
+}
+
+uint32_t switchyard_memcpy_get_libc_min(void)
+{
+	return mc_decided()->libc_min;
 }

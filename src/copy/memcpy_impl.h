@@ -11,6 +11,9 @@
 /* The thresholds and the loop's flavour, as the dispatcher uses them. */
 struct sy_mc_config {
 	uint32_t short_max, rep_min;
+	/* n >= libc_min: the C library's memcpy (0: every n, and
+	 * switchyard_memcpy is that function itself; UINT32_MAX: never) */
+	uint32_t libc_min;
 	enum switchyard_memcpy_strategy loop;
 };
 
@@ -20,6 +23,9 @@ struct sy_mc_config {
  *                        SHORT and LOOP as with loop, the flavour in
  *                        effect (passed in: the arch's part reads no
  *                        configuration, memcpy.c is above it)
+ *   sy_arch_mc_entry     the arch's own dispatcher (what
+ *                        switchyard_memcpy resolves to unless the C
+ *                        library's memcpy takes every size), or NULL: none
  *   sy_arch_mc_loop      the vector loop's flavour for this CPU: the ONE
  *                        place where it is chosen
  *   sy_arch_mc_init      write the configuration into the dispatcher (the
@@ -30,6 +36,7 @@ struct sy_mc_config {
 SY_HIDDEN switchyard_memcpy_fn
 sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
 	      enum switchyard_memcpy_strategy loop);
+SY_HIDDEN switchyard_memcpy_fn sy_arch_mc_entry(void);
 SY_HIDDEN enum switchyard_memcpy_strategy sy_arch_mc_loop(void);
 SY_HIDDEN int sy_arch_mc_init(const struct sy_mc_config *c);
 

@@ -2,8 +2,9 @@
 /*
  * arch/generic/memcpy_arch.c - switchyard_memcpy() where there is no copy
  * code of our own: every strategy is the C library's memcpy(), which is
- * tuned for its architecture already. The thresholds are kept (and shown
- * by switchyard_memcpy_get_thresholds()) but choose nothing.
+ * tuned for its architecture already (switchyard_memcpy resolves to it:
+ * memcpy.c). The thresholds are kept (and shown by
+ * switchyard_memcpy_get_thresholds()) but choose nothing.
  */
 #include <string.h>
 
@@ -14,9 +15,10 @@ static void *mc_libc(void *dst, const void *src, size_t n)
 	return memcpy(dst, src, n);
 }
 
-void *switchyard_memcpy(void *dst, const void *src, size_t n)
+/* no entry of our own: switchyard_memcpy is the C library's (memcpy.c) */
+switchyard_memcpy_fn sy_arch_mc_entry(void)
 {
-	return memcpy(dst, src, n);
+	return NULL;
 }
 
 switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which,

@@ -167,7 +167,8 @@ void sy_arch_cpu_synthetic(const struct switchyard_cpu *cpu,
 	    (amd && cpu->family >= 0x10))
 		words[X86_FEATURE_REP_GOOD / 32] |=
 			1u << X86_FEATURE_REP_GOOD % 32;
-	if (intel && cpu->family == 6 && cpu->model == 207 &&
+	if (((intel && cpu->family == 6 && cpu->model == 207) ||
+	     (amd && cpu->family == 0x1a)) &&
 	    has(words, X86_FEATURE_AVX512F) &&
 	    has(words, X86_FEATURE_AVX512VL) &&
 	    has(words, X86_FEATURE_AVX512BW) && has(words, X86_FEATURE_BMI2) &&

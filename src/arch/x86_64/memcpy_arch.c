@@ -35,12 +35,15 @@
  * that name in each object that links the library statically, which
  * AddressSanitizer reports as an ODR violation when both are loaded. */
 static uint32_t mc_short_max = 16;
-extern SY_HIDDEN uint32_t sy__mc_rep_min;
+extern SY_HIDDEN uint32_t sy__mc_rep_min, sy__mc_libc_min;
+/* the C library's memcpy, as the dynamic linker resolved it (memcpy_vec.c) */
+extern SY_HIDDEN switchyard_memcpy_fn const sy__mc_libc_fn;
 
 /* memcpy_vec.c: the flavours' entries as strategies */
 SY_HIDDEN void *sy__mc_avx2_loop(void *dst, const void *src, size_t n);
 SY_HIDDEN void *sy__mc_avx512_loop(void *dst, const void *src, size_t n);
 SY_HIDDEN void *sy__mc_dispatch_sse2(void *dst, const void *src, size_t n);
+SY_HIDDEN void *sy__mc_entry(void *dst, const void *src, size_t n);
 
 typedef uint64_t u64_una __attribute__((may_alias, aligned(1)));
 typedef uint32_t u32_una __attribute__((may_alias, aligned(1)));
@@ -203,6 +206,11 @@ mc_rep_movsb(void *dst, const void *src, size_t n)
  * (cpu_probe.c), AVX2 wherever the CPU has it, SSE2 (every x86-64)
  * otherwise.
  */
+switchyard_memcpy_fn sy_arch_mc_entry(void)
+{
+	return sy__mc_entry;
+}
+
 enum switchyard_memcpy_strategy sy_arch_mc_loop(void)
 {
 	if (boot_cpu_has(X86_FEATURE_AVX512_COPY))
@@ -214,14 +222,16 @@ enum switchyard_memcpy_strategy sy_arch_mc_loop(void)
 
 /*
  * The SSE2 flavour's dispatcher, entered by a jump from switchyard_memcpy
- * (memcpy_vec.c). n above 4 GiB compares with the 32-bit rep_min as the
- * size it is: it takes rep movsb (correct on any x86-64) even when rep_min
- * is UINT32_MAX.
+ * (memcpy_vec.c). n above 4 GiB compares with the 32-bit thresholds as the
+ * size it is: it takes the C library's memcpy or rep movsb (both correct)
+ * even when they are UINT32_MAX.
  */
 void *sy__mc_dispatch_sse2(void *dst, const void *src, size_t n)
 {
 	if (likely(n <= runtime_const_u32(mc_short_max)))
 		return short_sse2(dst, src, n);
+	if (n >= runtime_const_u32(sy__mc_libc_min))
+		return sy__mc_libc_fn(dst, src, n);
 	if (n >= runtime_const_u32(sy__mc_rep_min))
 		return mc_rep_movsb(dst, src, n);
 	return mc_sse2(dst, src, n);
@@ -277,18 +287,22 @@ int sy_arch_mc_init(const struct sy_mc_config *c)
 
 	__atomic_store_n(&mc_short_max, c->short_max, __ATOMIC_RELAXED);
 	__atomic_store_n(&sy__mc_rep_min, c->rep_min, __ATOMIC_RELAXED);
+	/* libc_min 0 (every size: switchyard_memcpy is the C library's
+	 * memcpy itself, memcpy.c) still routes what reaches the dispatcher
+	 * (a static link, a strategy called alone: from 129 bytes) */
+	__atomic_store_n(&sy__mc_libc_min, c->libc_min, __ATOMIC_RELAXED);
 #ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	r = sy__register_runtime_consts(__start_sy_runtime_const,
 					__stop_sy_runtime_const);
 	if (!r) {
-		/* one init for the two: two syncs, not four, at every
+		/* one init for the three: two syncs, not six, at every
 		 * process's start-up */
 		static const void *const syms[] = {
-			&mc_short_max, &sy__mc_rep_min,
+			&mc_short_max, &sy__mc_rep_min, &sy__mc_libc_min,
 		};
-		static const size_t sizes[] = { 4, 4 };
+		static const size_t sizes[] = { 4, 4, 4 };
 
-		r = sy_runtime_const_init_n(syms, sizes, 2);
+		r = sy_runtime_const_init_n(syms, sizes, 3);
 	}
 	return r ? r : 1;
 #else

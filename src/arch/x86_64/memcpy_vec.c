@@ -84,12 +84,12 @@
 #include "../../copy/memcpy_impl.h"
 
 /*
- * A run-time constant compare: rcx = rep_min (zero-extended), flags = n
- * against it. The record and guard are runtime_const_u32()'s
+ * A run-time constant compare: rcx = the variable's value (zero-extended),
+ * flags = n against it. The record and guard are runtime_const_u32()'s
  * (arch/x86_64_runtime_const.h): JMP32 to code that reads the variable,
  * turned into TEST32 once the immediate holds the value.
  */
-#define RC_CMP_REP_MIN(id)                                                     \
+#define RC_CMP(var, id)                                                        \
 	".Lrc_guard" #id ":\n\t"                                               \
 	".byte 0xe9\n\t"                                                       \
 	".long .Lrc_ool" #id " - .Lrc_imm" #id "\n"                            \
@@ -99,15 +99,29 @@
 	"cmpq %rcx, %rdx\n\t"                                                  \
 	".pushsection sy_runtime_const, \"aw\"\n\t"                            \
 	".balign 8\n\t"                                                        \
-	".quad sy__mc_rep_min\n\t"                                             \
+	".quad " #var "\n\t"                                                   \
 	".long .Lrc_guard" #id " - .\n\t"                                      \
 	".byte .Lrc_end" #id " - .Lrc_guard" #id ", 4, 0, 0\n\t"               \
 	".popsection\n\t"                                                      \
 	".pushsection .text.unlikely.sy_runtime_const, \"ax\", @progbits\n"   \
 	".Lrc_ool" #id ":\n\t"                                                 \
-	"movl sy__mc_rep_min(%rip), %ecx\n\t"                                  \
+	"movl " #var "(%rip), %ecx\n\t"                                        \
 	"jmp .Lrc_end" #id "\n\t"                                              \
 	".popsection\n\t"
+
+/*
+ * Above 128 bytes, the C library's memcpy from libc_min (UINT32_MAX: never;
+ * a size class routed to the contender that won it, doc/DESIGN.md "Copy
+ * routine"), then rep movsb from rep_min: two compares, on the paths above
+ * 128 bytes only. The jump to the C library is a tail call through a
+ * pointer that the dynamic linker fills (its IFUNC choice for this CPU):
+ * the return goes straight to our caller.
+ */
+#define RC_ROUTE(id_libc, id_rep, libc, rep)                                   \
+	RC_CMP(sy__mc_libc_min, id_libc)                                       \
+	"jae " libc "\n\t"                                                     \
+	RC_CMP(sy__mc_rep_min, id_rep)                                         \
+	"jae " rep "\n"
 
 /*
  * 0..31 bytes, both flavours (one copy each, so that it follows its
@@ -206,15 +220,34 @@ __asm__(
 	".size sy__mc_rep_min, 4\n"
 	"sy__mc_rep_min:\n\t"
 	".long 0xffffffff\n\t"
+	/* and libc_min's (memcpy_arch.c): never, until then */
+	".globl sy__mc_libc_min\n\t"
+	".hidden sy__mc_libc_min\n\t"
+	".type sy__mc_libc_min, @object\n\t"
+	".size sy__mc_libc_min, 4\n"
+	"sy__mc_libc_min:\n\t"
+	".long 0xffffffff\n\t"
+	".popsection\n\t"
+	/* the C library's memcpy as its IFUNC resolution chose it for this
+	 * CPU (the dynamic linker writes it, then the page is read-only) */
+	".pushsection .data.rel.ro, \"aw\"\n\t"
+	".balign 8\n\t"
+	".globl sy__mc_libc_fn\n\t"
+	".hidden sy__mc_libc_fn\n\t"
+	".type sy__mc_libc_fn, @object\n\t"
+	".size sy__mc_libc_fn, 8\n"
+	"sy__mc_libc_fn:\n\t"
+	".quad memcpy\n\t"
 	".popsection\n\t"
 
 	".text\n\t"
 
 	/* ---- the entry, and the AVX-512 flavour ----------------------- */
 	".p2align 6\n\t"
-	".globl switchyard_memcpy\n\t"
-	".type switchyard_memcpy, @function\n"
-	"switchyard_memcpy:\n\t"
+	".globl sy__mc_entry\n\t"
+	".hidden sy__mc_entry\n\t"
+	".type sy__mc_entry, @function\n"
+	"sy__mc_entry:\n\t"
 	".cfi_startproc\n\t"
 	ALTERNATIVE_2(".byte 0xe9\n\t.long sy__mc_dispatch_sse2 - . - 4",
 		      A_PROLOGUE, X86_FEATURE_AVX2,
@@ -235,8 +268,7 @@ __asm__(
 
 	/* 129.. (zmm16 holds the first 64 bytes) */
 	".Le_gt128:\n\t"
-	RC_CMP_REP_MIN(1)
-	"jae .Le_rep\n"
+	RC_ROUTE(3, 1, ".Le_libc", ".Le_rep")
 	".Le_129:\n\t"
 	"cmpq $256, %rdx\n\t"
 	"ja .Le_gt256\n\t"
@@ -332,9 +364,12 @@ __asm__(
 	".Lmc_rep_plain:\n\t"
 	"movq %rdx, %rcx\n\t"
 	"rep movsb\n\t"
-	"ret\n\t"
+	"ret\n"
+	/* n >= libc_min: the C library's (zmm16-31 need no vzeroupper) */
+	".Le_libc:\n\t"
+	"jmp *sy__mc_libc_fn(%rip)\n\t"
 	".cfi_endproc\n\t"
-	".size switchyard_memcpy, . - switchyard_memcpy\n\t"
+	".size sy__mc_entry, . - sy__mc_entry\n\t"
 
 	/* the AVX-512 loop alone (and the short moves: the same code) */
 	".p2align 4\n\t"
@@ -367,8 +402,7 @@ __asm__(
 	"vzeroupper\n\t"
 	"ret\n"
 	".La_gt128:\n\t"
-	RC_CMP_REP_MIN(2)
-	"jae .La_rep\n"
+	RC_ROUTE(4, 2, ".La_libc", ".La_rep")
 	/* 129.. (ymm0-3: the first and the last 64 bytes) */
 	".La_129:\n\t"
 	"vmovdqu 64(%rsi), %ymm4\n\t"
@@ -425,7 +459,10 @@ __asm__(
 	"jmp .Lmc_rep_head_done\n"
 	"1:\n\t"
 	"vzeroupper\n\t"
-	"jmp .Lmc_rep_plain\n\t"
+	"jmp .Lmc_rep_plain\n"
+	".La_libc:\n\t"
+	"vzeroupper\n\t"
+	"jmp *sy__mc_libc_fn(%rip)\n\t"
 	ENDFUNC(sy__mc_avx2)
 
 	/* the AVX2 loop alone (and the short moves: the same code) */
