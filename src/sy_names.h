@@ -20,6 +20,7 @@ static inline const char *sy_strategy_name(int s)
 {
 	static const char *const names[] = {
 		"short", "loop", "sse2", "avx2", "avx512", "rep_movsb",
+		"libc",
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";

@@ -37,10 +37,12 @@ int cmd_cpu(int argc, char **argv)
 	const struct switchyard_cpu *cpu = switchyard_cpu();
 	struct switchyard_memcpy_thresholds t;
 	bool first = true, json = json_output;
+	uint32_t libc_min;
 
 	(void)argc;
 	(void)argv;
 	switchyard_memcpy_get_thresholds(&t);
+	libc_min = switchyard_memcpy_get_libc_min();
 	if (json) {
 		printf("{\"vendor\": ");
 		json_str(stdout, cpu->vendor);
@@ -66,11 +68,25 @@ int cmd_cpu(int argc, char **argv)
 	}
 	if (json) {
 		printf("], \"memcpy\": {\"short_max\": %u, \"rep_min\": %u, "
+		       "\"libc_min\": %u, "
 		       "\"loop\": %d, \"source\": %d, \"patched\": %d, "
 		       "\"loop_name\": \"%s\", \"source_name\": \"%s\"}}\n",
-		       t.short_max, t.rep_min, (int)t.loop, (int)t.source,
-		       t.patched, sy_strategy_name(t.loop),
+		       t.short_max, t.rep_min, libc_min, (int)t.loop,
+		       (int)t.source, t.patched, sy_strategy_name(t.loop),
 		       source_name(t.source, true));
+		return 0;
+	}
+	if (t.loop == SWITCHYARD_MEMCPY_LIBC) {
+		/* the whole routine is the C library's: say why */
+		printf("\nmemcpy: the C library's memcpy, every size (%s); "
+		       "`switchyard calibrate --save` measures whether this "
+		       "library's code wins anywhere on this CPU\n",
+		       t.source == SWITCHYARD_MEMCPY_FROM_DEFAULT ?
+			       "no measurement of this library's code on this "
+			       "CPU says it never loses to it" :
+			       t.source == SWITCHYARD_MEMCPY_FROM_FILE ?
+			       "the calibration file says so" :
+			       "SWITCHYARD_MEMCPY says so");
 		return 0;
 	}
 	printf("\nmemcpy: short moves up to %u bytes, ", t.short_max);
@@ -78,8 +94,10 @@ int cmd_cpu(int argc, char **argv)
 		printf("rep movsb never, ");
 	else
 		printf("rep movsb from %u bytes, ", t.rep_min);
-	printf("%s loop between; thresholds from %s; written into the code: "
-	       "%s\n", sy_strategy_name(t.loop), source_name(t.source, false),
-	       t.patched ? "yes" : "no");
+	printf("%s loop between; ", sy_strategy_name(t.loop));
+	if (libc_min != UINT32_MAX)
+		printf("the C library's memcpy from %u bytes; ", libc_min);
+	printf("thresholds from %s; written into the code: %s\n",
+	       source_name(t.source, false), t.patched ? "yes" : "no");
 	return 0;
 }

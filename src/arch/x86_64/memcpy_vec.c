@@ -174,29 +174,45 @@
  * ends in a return or a jump (rel32: the replacement is assembled in
  * another section; alternative.c re-aims it), never falls off the end.
  */
-#define E_PROLOGUE                                                             \
+#define E_PROLOGUE E_PROLOGUE_TO(".Le_gt128")
+#define E_PROLOGUE_TO(gt128)                                                   \
 	"movq %rdi, %rax\n\t"                                                  \
 	"cmpq $64, %rdx\n\t"                                                   \
 	"jb .Le_lt64\n\t"                                                      \
 	"vmovdqu64 (%rsi), %zmm16\n\t"                                         \
 	"cmpq $128, %rdx\n\t"                                                  \
-	"ja .Le_gt128\n\t"                                                     \
+	"ja " gt128 "\n\t"                                                     \
 	"vmovdqu64 -64(%rsi,%rdx), %zmm17\n\t"                                 \
 	"vmovdqu64 %zmm16, (%rdi)\n\t"                                         \
 	"vmovdqu64 %zmm17, -64(%rdi,%rdx)\n\t"                                 \
 	"ret\n\t"
-#define A_PROLOGUE                                                             \
+#define A_PROLOGUE A_PROLOGUE_TO(".La_gt64")
+#define A_PROLOGUE_TO(gt64)                                                    \
 	"movq %rdi, %rax\n\t"                                                  \
 	"cmpq $32, %rdx\n\t"                                                   \
 	"jb .La_small\n\t"                                                     \
 	"vmovdqu (%rsi), %ymm0\n\t"                                            \
 	"cmpq $64, %rdx\n\t"                                                   \
-	"ja .La_gt64\n\t"                                                      \
+	"ja " gt64 "\n\t"                                                      \
 	"vmovdqu -32(%rsi,%rdx), %ymm1\n\t"                                    \
 	"vmovdqu %ymm0, (%rdi)\n\t"                                            \
 	"vmovdqu %ymm1, -32(%rdi,%rdx)\n\t"                                    \
 	"vzeroupper\n\t"                                                       \
 	"ret\n\t"
+
+/* AVX2, 65.. bytes (ymm0: the first 32): to 128 bytes, or to gt128 */
+#define A_GT64(gt128)                                                          \
+	"vmovdqu 32(%rsi), %ymm1\n\t" \
+	"vmovdqu -64(%rsi,%rdx), %ymm2\n\t" \
+	"vmovdqu -32(%rsi,%rdx), %ymm3\n\t" \
+	"cmpq $128, %rdx\n\t" \
+	"ja " gt128 "\n\t" \
+	"vmovdqu %ymm0, (%rdi)\n\t" \
+	"vmovdqu %ymm1, 32(%rdi)\n\t" \
+	"vmovdqu %ymm2, -64(%rdi,%rdx)\n\t" \
+	"vmovdqu %ymm3, -32(%rdi,%rdx)\n\t" \
+	"vzeroupper\n\t" \
+	"ret\n"
 
 #define FUNC(name)                                                             \
 	".globl " #name "\n\t"                                                 \
@@ -371,16 +387,14 @@ __asm__(
 	".cfi_endproc\n\t"
 	".size sy__mc_entry, . - sy__mc_entry\n\t"
 
-	/* the AVX-512 loop alone (and the short moves: the same code) */
-	".p2align 4\n\t"
+	/* the AVX-512 loop alone (and the short moves: the same code): the
+	 * dispatcher's code without its two run-time compares, the same
+	 * instructions to the same size classes, so that the calibration
+	 * measures what the dispatcher runs (a first version put one compare
+	 * in front: a cycle more at every size on the AMD EPYC measured) */
+	".p2align 6\n\t"
 	FUNC(sy__mc_avx512_loop)
-	"cmpq $128, %rdx\n\t"
-	"ja 1f\n\t"
-	E_PROLOGUE
-	"1:\n\t"
-	"movq %rdi, %rax\n\t"
-	"vmovdqu64 (%rsi), %zmm16\n\t"
-	"jmp .Le_129\n\t"
+	E_PROLOGUE_TO(".Le_129")
 	ENDFUNC(sy__mc_avx512_loop)
 
 	/* ---- the AVX2 flavour ----------------------------------------- */
@@ -390,17 +404,7 @@ __asm__(
 	".La_small:\n\t"
 	SMALL(a)
 	".La_gt64:\n\t"
-	"vmovdqu 32(%rsi), %ymm1\n\t"
-	"vmovdqu -64(%rsi,%rdx), %ymm2\n\t"
-	"vmovdqu -32(%rsi,%rdx), %ymm3\n\t"
-	"cmpq $128, %rdx\n\t"
-	"ja .La_gt128\n\t"
-	"vmovdqu %ymm0, (%rdi)\n\t"
-	"vmovdqu %ymm1, 32(%rdi)\n\t"
-	"vmovdqu %ymm2, -64(%rdi,%rdx)\n\t"
-	"vmovdqu %ymm3, -32(%rdi,%rdx)\n\t"
-	"vzeroupper\n\t"
-	"ret\n"
+	A_GT64(".La_gt128")
 	".La_gt128:\n\t"
 	RC_ROUTE(4, 2, ".La_libc", ".La_rep")
 	/* 129.. (ymm0-3: the first and the last 64 bytes) */
@@ -465,17 +469,11 @@ __asm__(
 	"jmp *sy__mc_libc_fn(%rip)\n\t"
 	ENDFUNC(sy__mc_avx2)
 
-	/* the AVX2 loop alone (and the short moves: the same code) */
-	".p2align 4\n\t"
+	/* the AVX2 loop alone (and the short moves: the same code), as the
+	 * AVX-512 one: the flavour's code without the run-time compares */
+	".p2align 6\n\t"
 	FUNC(sy__mc_avx2_loop)
-	"cmpq $128, %rdx\n\t"
-	"ja 1f\n\t"
-	A_PROLOGUE
-	"1:\n\t"
-	"movq %rdi, %rax\n\t"
-	"vmovdqu (%rsi), %ymm0\n\t"
-	"vmovdqu 32(%rsi), %ymm1\n\t"
-	"vmovdqu -64(%rsi,%rdx), %ymm2\n\t"
-	"vmovdqu -32(%rsi,%rdx), %ymm3\n\t"
-	"jmp .La_129\n\t"
+	A_PROLOGUE_TO(".La_gt64_alone")
+	".La_gt64_alone:\n\t"
+	A_GT64(".La_129")
 	ENDFUNC(sy__mc_avx2_loop));
