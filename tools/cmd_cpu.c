@@ -3,11 +3,14 @@
  * cmd_cpu.c - `switchyard cpu [--json]`: the CPU features the library sees
  * (the bits its alternatives and feature keys test) and the copy routine's
  * thresholds, where they came from and whether they were written into the
- * code. Exit status 0.
+ * code. Exit status 0. And `switchyard calibrate`, which measures those
+ * thresholds (below).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <switchyard.h>
 
@@ -99,5 +102,167 @@ int cmd_cpu(int argc, char **argv)
 		printf("the C library's memcpy from %u bytes; ", libc_min);
 	printf("thresholds from %s; written into the code: %s\n",
 	       source_name(t.source, false), t.patched ? "yes" : "no");
+	return 0;
+}
+
+/* ---- switchyard calibrate [--save] [--quick] [--json] ---------------------- */
+
+static const char *const cond_name[SWITCHYARD_MEMCPY_CONDITIONS] = {
+	"aligned fixed", "misaligned fixed", "aligned random",
+	"misaligned random",
+};
+
+static void put_size(uint32_t v, bool json)
+{
+	if (v != UINT32_MAX)
+		printf(json ? "%u" : "%-6u", v);
+	else
+		printf(json ? "null" : "-     ");
+}
+
+static void put_be_json(const char *what,
+			const struct switchyard_memcpy_breakeven *be)
+{
+	printf(", \"%s\": [", what);
+	for (int i = 0; i < SWITCHYARD_MEMCPY_CONDITIONS; i++) {
+		printf("%s{\"condition\": \"%s\", \"lo\": ", i ? ", " : "",
+		       cond_name[i]);
+		put_size(be[i].lo, true);
+		printf(", \"size\": ");
+		put_size(be[i].size, true);
+		printf(", \"hi\": ");
+		put_size(be[i].hi, true);
+		printf("}");
+	}
+	printf("]");
+}
+
+/*
+ * Measures the copy routine's break-evens on this CPU (switchyard_calibrate:
+ * the library's strategies and the C library's memcpy, interleaved) and,
+ * with --save, writes the file every program linked with the library reads
+ * at its start. Exit status 0, or 1 when the measurement or the file failed.
+ */
+int cmd_calibrate(int argc, char **argv)
+{
+	const struct switchyard_cpu *cpu = switchyard_cpu();
+	struct switchyard_memcpy_calibration c;
+	bool json = false, libc_all;
+	unsigned flags = 0;
+	char path[4096];
+	int r, pr;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--save"))
+			flags |= SWITCHYARD_CALIBRATE_SAVE;
+		else if (!strcmp(argv[i], "--quick"))
+			flags |= SWITCHYARD_CALIBRATE_QUICK;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: switchyard calibrate [--save] [--quick] "
+			       "[--json]\n");
+			return 0;
+		} else {
+			fprintf(stderr, "switchyard calibrate: unknown "
+				"argument '%.100s' (--save, --quick, --json)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	pr = switchyard_memcpy_config_path(path, sizeof(path));
+	if ((flags & SWITCHYARD_CALIBRATE_SAVE) && pr) {
+		/* say it before the measurement, not after */
+		fprintf(stderr, "switchyard calibrate: no place for the "
+			"calibration file: %s\n", pr == -ENOENT ?
+			"neither XDG_CACHE_HOME nor HOME is an absolute path" :
+			strerror(-pr));
+		return 1;
+	}
+	if (!json)
+		fprintf(stderr, "switchyard calibrate: measuring (%s; keep "
+			"the machine otherwise idle)...\n",
+			flags & SWITCHYARD_CALIBRATE_QUICK ? "about a second" :
+							     "about 10 s");
+	r = switchyard_calibrate(flags, &c);
+	if (r && r != -ENOMEM && (flags & SWITCHYARD_CALIBRATE_SAVE) &&
+	    c.seconds > 0) {
+		fprintf(stderr, "switchyard calibrate: measured, but %s could "
+			"not be written: %s\n", path, strerror(-r));
+		return 1;
+	}
+	if (r) {
+		fprintf(stderr, "switchyard calibrate: %s\n", strerror(-r));
+		return 1;
+	}
+	libc_all = !c.libc_min;
+	if (json) {
+		printf("{\"vendor\": ");
+		json_str(stdout, cpu->vendor);
+		printf(", \"family\": %u, \"model\": %u, \"loop\": \"%s\", "
+		       "\"seconds\": %.2f", cpu->family, cpu->model,
+		       sy_strategy_name(c.loop), c.seconds);
+		put_be_json("short_loop", c.short_loop);
+		put_be_json("loop_rep", c.loop_rep);
+		printf(", \"chosen\": {\"libc_everywhere\": %s, \"short_max\": "
+		       "%u, \"rep_min\": ", libc_all ? "true" : "false",
+		       c.short_max);
+		put_size(c.rep_min, true);
+		printf(", \"libc_min\": ");
+		put_size(c.libc_min, true);
+		printf("}, \"saved\": ");
+		if (flags & SWITCHYARD_CALIBRATE_SAVE)
+			json_str(stdout, path);
+		else
+			printf("null");
+		printf("}\n");
+		return 0;
+	}
+	printf("cpu: %s family %u model %u; this library's %s loop against "
+	       "the C library's memcpy;\nmeasured in %.1f s%s\n", cpu->vendor,
+	       cpu->family, cpu->model, sy_strategy_name(c.loop), c.seconds,
+	       flags & SWITCHYARD_CALIBRATE_QUICK ?
+		       " (--quick: fewer rounds and sizes, less certain)" : "");
+	printf("break-even sizes in bytes (lo: the first size where the "
+	       "smaller strategy is no longer\nsignificantly faster; size: "
+	       "where the larger's median wins from; hi: where it is\n"
+	       "significantly faster from; -: none up to 64 KiB)\n");
+	printf("%-19s  %-20s  %s\n", "", "short moves -> loop",
+	       "loop -> rep movsb");
+	printf("%-19s  %-6s %-6s %-6s  %-6s %-6s %-6s\n", "condition", "lo",
+	       "size", "hi", "lo", "size", "hi");
+	for (int i = 0; i < SWITCHYARD_MEMCPY_CONDITIONS; i++) {
+		printf("%-19s  ", cond_name[i]);
+		put_size(c.short_loop[i].lo, false);
+		put_size(c.short_loop[i].size, false);
+		put_size(c.short_loop[i].hi, false);
+		printf(" ");
+		put_size(c.loop_rep[i].lo, false);
+		put_size(c.loop_rep[i].size, false);
+		put_size(c.loop_rep[i].hi, false);
+		printf("\n");
+	}
+	if (libc_all)
+		printf("chosen: the C library's memcpy for every size (this "
+		       "library's code was slower than it\nsomewhere on this "
+		       "CPU, and never slower comes first)\n");
+	else {
+		printf("chosen: short moves to %u bytes, rep movsb ",
+		       c.short_max);
+		if (c.rep_min == UINT32_MAX)
+			printf("never");
+		else
+			printf("from %u bytes", c.rep_min);
+		if (c.libc_min == UINT32_MAX)
+			printf(", the C library's memcpy for no size\n");
+		else
+			printf(", the C library's memcpy from %u bytes\n",
+			       c.libc_min);
+	}
+	if (flags & SWITCHYARD_CALIBRATE_SAVE)
+		printf("saved: %s (read by each program linked with "
+		       "switchyard when it starts)\n", path);
+	else if (!pr)
+		printf("not saved: --save writes %s\n", path);
 	return 0;
 }

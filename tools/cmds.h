@@ -18,6 +18,7 @@ int cmd_call(int argc, char **argv);	/* call PID GLOB TARGET */
 int cmd_ps(int argc, char **argv);	/* ps (these three: cmd_live.c) */
 int cmd_prepatch(int argc, char **argv);	/* prepatch FILE [-o OUT] */
 int cmd_cpu(int argc, char **argv);	/* cpu (cmd_cpu.c) */
+int cmd_calibrate(int argc, char **argv);	/* calibrate (cmd_cpu.c) */
 int cmd_bench(int argc, char **argv);	/* bench ... (cmd_bench.c) */
 
 #endif /* SY_TOOLS_CMDS_H */

@@ -58,6 +58,7 @@ static const struct cmd {
 	{ "ps", cmd_ps, 0, false, "" },
 	{ "prepatch", cmd_prepatch, 1, true, "FILE [-o OUT]" },
 	{ "cpu", cmd_cpu, 0, false, "" },
+	{ "calibrate", cmd_calibrate, -1, false, "[--save] [--quick] [--json]" },
 	{ "bench", cmd_bench, -1, false,
 	  "[--quick] [--json FILE] [--md FILE] [--no-plots] [EXPERIMENT...]" },
 };

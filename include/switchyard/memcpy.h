@@ -184,13 +184,12 @@ struct switchyard_memcpy_calibration {
 	/* chosen: the thresholds with the least loss over all conditions
 	 * and sizes of the grid (the mean of time / best time) */
 	uint32_t short_max, rep_min;
-	enum switchyard_memcpy_strategy loop;	/* the flavour measured;
-						   SWITCHYARD_MEMCPY_LIBC: the
-						   C library's memcpy won (or
-						   tied) at every size, and is
-						   what was chosen */
+	enum switchyard_memcpy_strategy loop;	/* the flavour measured */
 	uint32_t libc_min;	/* chosen: the C library's memcpy from this
-				   size (UINT32_MAX: never; 0: every size) */
+				   size (UINT32_MAX: never; 0: every size,
+				   when this library's code was slower than
+				   it somewhere: then short_max and rep_min
+				   choose nothing) */
 	double seconds;		/* the calibration's duration */
 };
 
