@@ -525,16 +525,6 @@ int switchyard_calibrate(unsigned flags,
 						c->z_lr[cond]);
 	}
 	choose(c, out);
-	out->loop_rep[cond] = breakeven(c, cond, S_LOOP, S_REP,
-						c->z_lr[cond]);
-	}
-	choose(c, out);
-	if (getenv("SY_CAL_DEBUG"))
-		for (int cond = 0; cond < 4; cond++)
-			for (unsigned i = 0; i < NGRID; i++)
-				for (int k = 0; k < 3; k++)
-					if (c->lose[cond][i][k])
-						fprintf(stderr, "lose %d %u s%d %.2f vs %.2f\n", cond, grid[i], k, c->med[cond][i][k], c->med[cond][i][3]);
 	out->loop = loop;
 	out->seconds = (now_ns() - t0) / 1e9;
 	if (flags & SWITCHYARD_CALIBRATE_SAVE)
