@@ -434,7 +434,7 @@ static void decide(void)
 	__atomic_store_n(&config_ready, 1, __ATOMIC_RELEASE);
 }
 
-static const struct sy_mc_config *mc_decided(void)
+const struct sy_mc_config *sy_mc_decided(void)
 {
 	if (__atomic_load_n(&config_ready, __ATOMIC_ACQUIRE) < 1)
 		pthread_once(&decide_once, decide);
@@ -443,7 +443,7 @@ static const struct sy_mc_config *mc_decided(void)
 
 static void write_code(void)
 {
-	int r = sy_arch_mc_init(mc_decided());
+	int r = sy_arch_mc_init(sy_mc_decided());
 
 	if (r < 0)
 		sy_log(SWITCHYARD_LOG_ERROR, "memcpy: thresholds not written "
@@ -472,65 +472,6 @@ const struct sy_mc_config *sy_mc_config(void)
 	return &config;
 }
 
-/* ---- the entry ------------------------------------------------------------ */
-
-/*
- * switchyard_memcpy is a GNU indirect function where the C library has
- * them (glibc): the dynamic linker asks mc_resolve() once which code the
- * name stands for, and every caller's call then goes straight there. So
- * where the C library's memcpy takes every size (libc_min 0: a CPU that no
- * measurement covers, or one where our code lost somewhere), a call of
- * switchyard_memcpy IS a call of that function: not one instruction or
- * jump more (a tail jump in between cost a cycle, 12% of a small copy, on
- * the AMD EPYC measured). Otherwise it is the arch's dispatcher.
- *
- * The resolver runs while the dynamic linker relocates an object that
- * refers to switchyard_memcpy (or, with lazy binding, at its first call),
- * after this library and the C library are relocated (dependencies
- * first): decide() may call the C library then (secure_getenv, open,
- * read: the same calls as before, only earlier). memcpy's address here is
- * this library's GOT entry: the C library's own IFUNC choice for this CPU.
- *
- * A static link (no dynamic section: the C library applies IRELATIVE
- * relocations before it is fully set up) reads nothing in the resolver and
- * takes the dispatcher, which routes sizes from 129 bytes to the C
- * library when libc_min is 0 and keeps the short sizes.
- */
-#if defined(__GLIBC__) && defined(__ELF__) && !defined(SY__NO_IFUNC)
-extern const char _DYNAMIC[] __attribute__((weak, visibility("hidden")));
-
-static bool mc_libc_entry(void)
-{
-	return !sy_arch_mc_entry() || (_DYNAMIC && !mc_decided()->libc_min);
-}
-
-static switchyard_memcpy_fn mc_resolve(void)
-{
-	return mc_libc_entry() ? memcpy : sy_arch_mc_entry();
-}
-
-void *switchyard_memcpy(void *dst, const void *src, size_t n)
-	__attribute__((ifunc("mc_resolve")));
-#else
-/* No indirect functions: one jump through a pointer, chosen once. */
-static bool mc_libc_entry(void)
-{
-	return !sy_arch_mc_entry() || !mc_decided()->libc_min;
-}
-
-void *switchyard_memcpy(void *dst, const void *src, size_t n)
-{
-	static switchyard_memcpy_fn fn;
-	switchyard_memcpy_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
-
-	if (!f) {
-		f = mc_libc_entry() ? memcpy : sy_arch_mc_entry();
-		__atomic_store_n(&fn, f, __ATOMIC_RELAXED);
-	}
-	return f(dst, src, n);
-}
-#endif
-
 switchyard_memcpy_fn
 switchyard_memcpy_get_strategy(enum switchyard_memcpy_strategy which)
 {
@@ -546,7 +487,7 @@ int switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t)
 	mc_init();
 	t->short_max = config.short_max;
 	t->rep_min = config.rep_min;
-	t->loop = mc_libc_entry() ? SWITCHYARD_MEMCPY_LIBC : config.loop;
+	t->loop = sy_mc_entry_is_libc() ? SWITCHYARD_MEMCPY_LIBC : config.loop;
 	t->source = config_source;
 	t->patched = config_patched;
 	return 0;
@@ -554,5 +495,5 @@ int switchyard_memcpy_get_thresholds(struct switchyard_memcpy_thresholds *t)
 
 uint32_t switchyard_memcpy_get_libc_min(void)
 {
-	return mc_decided()->libc_min;
+	return sy_mc_decided()->libc_min;
 }

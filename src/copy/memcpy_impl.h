@@ -40,7 +40,13 @@ SY_HIDDEN switchyard_memcpy_fn sy_arch_mc_entry(void);
 SY_HIDDEN enum switchyard_memcpy_strategy sy_arch_mc_loop(void);
 SY_HIDDEN int sy_arch_mc_init(const struct sy_mc_config *c);
 
-/* The configuration in effect (memcpy.c). */
+/* The configuration in effect (memcpy.c): decided, and written into the
+ * code; sy_mc_decided(): decided only (what the entry's resolver asks). */
 SY_HIDDEN const struct sy_mc_config *sy_mc_config(void);
+SY_HIDDEN const struct sy_mc_config *sy_mc_decided(void);
+
+/* 1 when switchyard_memcpy is the C library's memcpy itself
+ * (memcpy_entry.c) */
+SY_HIDDEN int sy_mc_entry_is_libc(void);
 
 #endif /* SY_MEMCPY_IMPL_H */
