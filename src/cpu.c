@@ -11,6 +11,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -63,13 +65,50 @@ struct cpu_state {
 static struct cpu_state state;
 static int ready;	/* see cpu_state() */
 
+/*
+ * ld.so's pointer to the initial stack: argc, argv[0..argc-1], NULL, then
+ * the environment, NULL (the System V ABI's process start). Weak: a C
+ * library without it (not glibc) leaves it NULL.
+ */
+extern void *__libc_stack_end __attribute__((weak));
+
+/*
+ * secure_getenv(), also before the C library has set environ up. An IFUNC
+ * resolver (switchyard_memcpy's, src/copy/memcpy_entry.c) runs while the
+ * dynamic linker relocates the program, and glibc sets environ in its
+ * initialisation, after that: getenv() then finds nothing (SWITCHYARD_CPU_MASK
+ * and SWITCHYARD_MEMCPY were ignored for the whole process). Then the
+ * initial environment is read where the kernel put it, after argv on the
+ * initial stack. As secure_getenv(): nothing in a secure-execution
+ * (set-user-ID) process.
+ */
+const char *sy_getenv(const char *name)
+{
+	size_t len = strlen(name);
+	char **envp;
+	long argc;
+
+	if (environ)
+		return secure_getenv(name);
+	if (!&__libc_stack_end || !__libc_stack_end || getauxval(AT_SECURE))
+		return NULL;
+	argc = *(const long *)__libc_stack_end;
+	if (argc < 0)
+		return NULL;
+	envp = (char **)__libc_stack_end + 1 + argc + 1;
+	for (; *envp; envp++)
+		if (!strncmp(*envp, name, len) && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
 /* The features SWITCHYARD_CPU_MASK names ("erms,fsrm"), as a bitmap.
  * Items are separated by commas, and an empty one is skipped, as in every
  * list-valued variable (switchyard(3) ENVIRONMENT); a blank is part of an
  * item (so "erms fsrm" is one unknown name, reported). */
 static void read_mask(uint32_t *words)
 {
-	const char *env = secure_getenv("SWITCHYARD_CPU_MASK");
+	const char *env = sy_getenv("SWITCHYARD_CPU_MASK");
 	char name[32];
 
 	while (env && *env) {

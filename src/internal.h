@@ -445,4 +445,9 @@ SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
 SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 					     struct sy_jump_entry *stop);
 
+/* secure_getenv(), also before the C library's initialisation has set
+ * environ (an IFUNC resolver): the initial environment then (cpu.c). Not
+ * thread-safe against setenv(), as getenv(). */
+SY_HIDDEN const char *sy_getenv(const char *name);
+
 #endif /* SY_INTERNAL_H */

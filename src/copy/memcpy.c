@@ -244,7 +244,7 @@ bad_number:
 int switchyard_memcpy_config_path(char *buf, size_t size)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
-	const char *base = secure_getenv("XDG_CACHE_HOME"), *sub = "";
+	const char *base = sy_getenv("XDG_CACHE_HOME"), *sub = "";
 	char vendor[sizeof(cpu->vendor)];
 	int n;
 
@@ -252,7 +252,7 @@ int switchyard_memcpy_config_path(char *buf, size_t size)
 		return -EINVAL;
 	/* XDG: a relative XDG_CACHE_HOME is invalid and ignored */
 	if (!base || base[0] != '/') {
-		base = secure_getenv("HOME");
+		base = sy_getenv("HOME");
 		sub = "/.cache";
 		if (!base || base[0] != '/')
 			return -ENOENT;
@@ -393,7 +393,7 @@ static void decide(void)
 {
 	struct sy_mc_config c;
 	enum switchyard_memcpy_source src = SWITCHYARD_MEMCPY_FROM_DEFAULT;
-	const char *env = secure_getenv("SWITCHYARD_MEMCPY");
+	const char *env = sy_getenv("SWITCHYARD_MEMCPY");
 	unsigned set = 0;
 	char err[160];
 

@@ -123,8 +123,9 @@ static void check_features(const char *mask)
  */
 static void check_synthetic(const char *mask)
 {
-	int want = !strcmp(vendor, "GenuineIntel") && family == 6 &&
-		   model == 207;
+	int want = (!strcmp(vendor, "GenuineIntel") && family == 6 &&
+		    model == 207) ||
+		   (!strcmp(vendor, "AuthenticAMD") && family == 0x1a);
 	static const char *const needs[] = { "avx512f", "avx512vl", "avx512bw",
 					     "bmi2", "avx2" };
 

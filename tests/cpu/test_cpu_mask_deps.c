@@ -188,7 +188,10 @@ int main(int argc, char **argv)
 			/* the copy routine follows the features */
 			CHECK(!has_line(out, "S", "3"));  /* AVX2 */
 			CHECK(!has_line(out, "S", "4"));  /* AVX512 */
-			CHECK(has_line(out, "L", "2"));	  /* the SSE2 loop */
+			/* the SSE2 loop, or the C library's memcpy for
+			 * every size (no measured row for this CPU so
+			 * masked: src/copy/memcpy.c) */
+			CHECK(has_line(out, "L", "2") || has_line(out, "L", "6"));
 		}
 		if (in_list(cases[c].hides, "erms"))
 			CHECK(!has_line(out, "S", "5"));  /* rep movsb */
@@ -215,7 +218,11 @@ int main(int argc, char **argv)
 		CHECK(strstr(out, " avx2") == NULL);
 		CHECK(strstr(out, " fma") == NULL);
 		CHECK(strstr(out, "avx512") == NULL);
-		CHECK(strstr(out, ", sse2 loop between;") != NULL);
+		/* the SSE2 flavour, or the C library's memcpy for every
+		 * size (no measured row for this CPU so masked) */
+		CHECK(strstr(out, ", sse2 loop between;") != NULL ||
+		      strstr(out, "memcpy: the C library's memcpy, every size")
+			      != NULL);
 		if (sy_test_failures)
 			fprintf(stderr, "switchyard cpu:\n%s", out);
 	}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_memcpy_route.c - switchyard_memcpy hands sizes to the C library's
+ * memcpy where its configuration says so (<switchyard/memcpy.h>: libc_min),
+ * and nowhere else.
+ *
+ * This program defines memcpy itself: the dynamic linker binds every
+ * object's memcpy to the program's (ELF interposition), so the library's
+ * "C library memcpy" is this one, which counts its calls. Each case runs
+ * the program again with SWITCHYARD_MEMCPY set (the configuration is read
+ * once, when the library loads):
+ *   libc_min=0        the name switchyard_memcpy is memcpy itself (its
+ *                     IFUNC resolution): every call counted, no other code
+ *   libc_min=4096     copies from 4096 bytes counted, none below
+ *   libc_min=4294967295 / short_max=..,rep_min=.. (our own thresholds
+ *                     asked for): none counted
+ * and every copy's bytes are checked.
+ *
+ *   test_memcpy_route                 the cases
+ *   test_memcpy_route child EXPECT    one case: EXPECT = the smallest
+ *                                     size counted, "all" or "none"
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <switchyard.h>
+
+#include "sy_test.h"
+
+/* Two functions' addresses compared at run time: the compiler takes two
+ * distinct functions to have distinct addresses and folds "==" to 0, but
+ * an IFUNC may resolve to the other one. */
+static __attribute__((unused)) int same_fn(void *a, void *b)
+{
+	__asm__("" : "+r"(a));
+	return a == b;
+}
+
+static unsigned long calls;
+
+/* memcpy(3), counted; a byte loop the compiler must not turn into a call
+ * of memcpy (volatile) */
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	volatile unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	__atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+	return dst;
+}
+
+static int child(const char *expect)
+{
+	static const size_t sizes[] = { 1, 63, 64, 128, 129, 256, 4095,
+					4096, 4097, 8192, 65536 };
+	static unsigned char src[65536 + 64], dst[65536 + 64];
+	struct switchyard_memcpy_thresholds t;
+	size_t from = !strcmp(expect, "all") ? 0 :
+		      !strcmp(expect, "none") ? SIZE_MAX :
+						strtoul(expect, NULL, 10);
+
+	switchyard_memcpy_get_thresholds(&t);
+	printf("loop %d libc_min %u sy %p memcpy %p\n", (int)t.loop,
+	       switchyard_memcpy_get_libc_min(), (void *)switchyard_memcpy,
+	       (void *)memcpy);
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (unsigned char)(i * 13 + 5);
+	if (from == 0) {
+		CHECK_EQ(t.loop, SWITCHYARD_MEMCPY_LIBC);
+		CHECK_EQ(switchyard_memcpy_get_libc_min(), 0);
+		/* the name resolves to the function: no code in between */
+		CHECK(same_fn((void *)switchyard_memcpy, (void *)memcpy));
+	} else {
+		CHECK(t.loop != SWITCHYARD_MEMCPY_LIBC);
+		CHECK(!same_fn((void *)switchyard_memcpy, (void *)memcpy));
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		unsigned long before = calls;
+
+		for (size_t k = 0; k < n + 64; k++)
+			dst[k] = 0;
+		CHECK(switchyard_memcpy(dst + 3, src + 1, n) == dst + 3);
+		for (size_t k = 0; k < n; k++)
+			if (dst[3 + k] != src[1 + k]) {
+				CHECK(!"copied bytes differ");
+				break;
+			}
+		CHECK_EQ(dst[3 + n], 0);
+		if (calls - before != (n >= from))
+			fprintf(stderr, "size %zu: %lu calls of the C library's"
+				" memcpy, wanted %d\n", n, calls - before,
+				n >= from);
+		CHECK_EQ(calls - before, (unsigned long)(n >= from));
+	}
+	return sy_test_failures ? 1 : 0;
+}
+
+static void run(const char *env, const char *expect)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (n <= 0)
+			_exit(3);
+		self[n] = 0;
+		setenv("SWITCHYARD_MEMCPY", env, 1);
+		execl(self, self, "child", expect, (char *)NULL);
+		_exit(3);
+	}
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fprintf(stderr, "SWITCHYARD_MEMCPY=%s: the child failed "
+			"(status %#x)\n", env, status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "child"))
+		return child(argv[2]);
+#if !defined(__x86_64__)
+	/* no code of our own elsewhere: every size is the C library's */
+	run("libc_min=0", "all");
+	run("libc_min=4294967295", "all");
+#else
+	run("libc_min=0", "all");
+	run("libc_min=4096", "4096");
+	run("libc_min=129", "129");
+	run("libc_min=4294967295", "none");
+	run("short_max=64,rep_min=2048", "none");
+	/* the features masked: the AVX2 and SSE2 flavours route alike */
+	setenv("SWITCHYARD_CPU_MASK", "avx512f", 1);
+	run("libc_min=4096", "4096");
+	setenv("SWITCHYARD_CPU_MASK", "avx512f,avx2", 1);
+	run("libc_min=4096", "4096");
+	run("libc_min=0", "all");
+#endif
+	printf("memcpy_route: %d checks, %d failed\n", sy_test_checks,
+	       sy_test_failures);
+	return sy_test_failures ? 1 : 0;
+}
