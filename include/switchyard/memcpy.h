@@ -7,13 +7,21 @@
  *
  *   switchyard_memcpy(dst, src, n);      // memcpy(3), returns dst
  *
- * Dispatch, on x86-64 (the flavour is chosen once, by CPU feature, when
- * the library loads: an alternative at the entry):
+ * Never slower than the C library: where no measurement says this
+ * library's code loses nowhere on this CPU (a CPU not in the library's
+ * table of measured rows, or one where it lost somewhere), the name
+ * switchyard_memcpy resolves to the C library's memcpy itself (a GNU
+ * indirect function: no call or jump in between). `switchyard calibrate
+ * --save` measures a machine: run it once per machine, idle, like a tuning
+ * step. Otherwise, on x86-64 (the flavour is chosen once, by CPU feature,
+ * when the library loads: an alternative at the entry):
  *   n <= 128 (AVX2, AVX-512)    short moves: loads and stores of the first
  *   n <= short_max (SSE2)       and last bytes, overlapping (1..16 bytes
  *                               in general registers and xmm, then two,
  *                               four or eight vectors), no loop; with
  *                               AVX-512, 0..63 bytes in one masked move
+ *   n >= libc_min               the C library's memcpy (a size class
+ *                               measured to be its; 129 at the least)
  *   n >= rep_min                "rep movsb" (only with ERMS; without it
  *                               rep_min is UINT32_MAX: never); in the
  *                               AVX2 and AVX-512 flavours from 129 bytes
@@ -23,13 +31,15 @@
  *                               stores aligned
  * short_max only has an effect in the SSE2 flavour: in the others the
  * short moves and the loop's start are the same code up to 256 bytes.
- * Elsewhere every strategy is the C library's memcpy().
+ * Elsewhere switchyard_memcpy is the C library's memcpy. In a program
+ * linked with the static library the name stays the dispatcher's (sizes
+ * up to 128 bytes are this library's code even where libc_min is 0).
  *
  * Where the thresholds come from, at library start-up (a constructor),
  * each step overriding the one before:
  *  1. a default for this CPU's vendor, family, model and flavour: a table
- *     measured with switchyard_calibrate() (src/memcpy.c, doc/DESIGN.md
- *     "Copy routine"), glibc's published rule for CPUs not in it;
+ *     of measured rows (src/copy/memcpy.c, doc/DESIGN.md "Copy routine"),
+ *     the C library's memcpy for every size on CPUs not in it;
  *  2. the calibration file
  *       ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/
  *           memcpy-<vendor>-<family>-<model>
@@ -40,8 +50,12 @@
  *     text, one "key=value" a line, '#' comments:
  *       short_max=<0..256>
  *       rep_min=<0..4294967295>
+ *       libc_min=<0, or 129..4294967295>   (0: the C library's for every
+ *                                           size; 4294967295: never)
  *  3. SWITCHYARD_MEMCPY="short_max=64,rep_min=2048" in the environment
- *     (either key or both; the other comes from steps 1-2).
+ *     (any of the keys; the others come from steps 1-2; short_max or
+ *     rep_min without libc_min where step 1-2 said "the C library's for
+ *     every size" asks for this library's code: libc_min "never").
  * A file or variable that does not parse (unknown key, a key twice, a
  * number out of range or with trailing characters, an empty value) is
  * reported through the library's log (switchyard_set_log()) and ignored
@@ -198,8 +212,12 @@ struct switchyard_memcpy_calibration {
 
 /*
  * switchyard_calibrate - measure this CPU's break-even sizes between the
- * strategies (every condition above; interleaved batches, medians, 95%
- * confidence intervals; about 4 s, QUICK 0.1 s) and fill *out. With
+ * strategies, and each against the C library's memcpy (every condition
+ * above; interleaved batches, medians, 95% confidence intervals; about
+ * 8 s, QUICK 0.1 s and less certain) and fill *out. The choice: this
+ * library's code only where it is slower than the C library's memcpy at
+ * no size (Mann-Whitney, 5%, and over 2%), else the C library's for every
+ * size (libc_min 0). With
  * SAVE, write the chosen thresholds (and the measurements, as comments)
  * to the calibration file, creating its directory, atomically (a
  * temporary file renamed). The thresholds in effect do not change: they
