@@ -88,11 +88,40 @@ grep -q "cli_target.c:[0-9]" "$tmp/prog.txt" || no "text: no file:line"
 "$cli" list "$lib" | grep -q "^key cli_on (defined in another object)  initial unknown" || no "text: the library's import"
 
 # cpu
-"$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d["memcpy"]; assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in m; assert m["loop_name"] in ("sse2","avx2","avx512") and m["source_name"] in ("default","file","env"), m' || no "cpu --json"
+"$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d["memcpy"]; assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in m; assert m["loop_name"] in ("sse2","avx2","avx512","libc") and m["source_name"] in ("default","file","env") and "libc_min" in m, m' || no "cpu --json"
 # the text names the loop and where the thresholds come from (not enum numbers)
 SWITCHYARD_MEMCPY=short_max=48 "$cli" cpu >"$tmp/cpu.txt" 2>&1 || no "cpu"
 grep -Eq "^memcpy: short moves up to 48 bytes, rep movsb (from [0-9]+ bytes|never), [a-z0-9]+ loop between; thresholds from SWITCHYARD_MEMCPY; " "$tmp/cpu.txt" ||
 	no "cpu: $(tail -1 "$tmp/cpu.txt")"
+# the C library's for every size: said as such
+SWITCHYARD_MEMCPY=libc_min=0 "$cli" cpu >"$tmp/cpu.txt" 2>&1 || no "cpu libc"
+grep -q "^memcpy: the C library's memcpy, every size (SWITCHYARD_MEMCPY says so)" "$tmp/cpu.txt" ||
+	no "cpu libc: $(tail -1 "$tmp/cpu.txt")"
+
+# calibrate: a quick calibration saved where XDG_CACHE_HOME says, read by
+# the next program (cpu: thresholds from the calibration file), the same
+# choice in the file and in the report; --json parses; bad arguments and
+# no place for the file: nothing written, exit 2 / 1
+cal=$tmp/xdg-cal
+rm -rf "$cal"
+XDG_CACHE_HOME=$cal "$cli" calibrate --quick --save >"$tmp/cal.txt" 2>"$tmp/cal.err" || no "calibrate --save: $(cat "$tmp/cal.err")"
+calf=$(ls "$cal"/switchyard/memcpy-* 2>/dev/null | head -1)
+[ -n "$calf" ] && grep -Eq "^libc_min=[0-9]+$" "$calf" || no "calibrate --save: no file with libc_min"
+grep -q "^saved: $cal/switchyard/memcpy-" "$tmp/cal.txt" || no "calibrate: no 'saved:' line"
+if grep -q "^libc_min=0$" "$calf" 2>/dev/null; then
+	grep -q "^chosen: the C library's memcpy for every size" "$tmp/cal.txt" || no "calibrate: the report's choice is not the file's (libc)"
+	XDG_CACHE_HOME=$cal "$cli" cpu | grep -q "^memcpy: the C library's memcpy, every size (the calibration file says so)" || no "cpu after calibrate (libc)"
+else
+	rm_=$(sed -n 's/^rep_min=//p' "$calf")
+	[ "$rm_" = 4294967295 ] && rmw=never || rmw="from $rm_ bytes"
+	grep -q "^chosen: short moves to [0-9]* bytes, rep movsb $rmw" "$tmp/cal.txt" || no "calibrate: the report's choice is not the file's"
+	XDG_CACHE_HOME=$cal "$cli" cpu | grep -q "thresholds from the calibration file" || no "cpu after calibrate"
+fi
+XDG_CACHE_HOME=$cal "$cli" calibrate --quick --json | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["chosen"]; assert len(d["short_loop"]) == 4 and len(d["loop_rep"]) == 4 and d["saved"] is None and isinstance(c["libc_everywhere"], bool), d' || no "calibrate --json"
+"$cli" calibrate --bogus >/dev/null 2>"$tmp/cal.err"; [ $? = 2 ] && grep -q "unknown argument '--bogus'" "$tmp/cal.err" || no "calibrate --bogus: not exit 2 with a message"
+rm -rf "$cal"
+env -u XDG_CACHE_HOME HOME=relative "$cli" calibrate --quick --save >/dev/null 2>"$tmp/cal.err"; [ $? = 1 ] && grep -q "no place for the calibration file" "$tmp/cal.err" || no "calibrate --save without a place: not exit 1"
+[ ! -e "$cal" ] && [ ! -e relative ] || no "calibrate --save without a place wrote something"
 
 # bad input: exit 1 and a message naming the file; usage: exit 2
 expect() {	# status, message part, command...
