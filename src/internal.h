@@ -194,6 +194,12 @@ SY_HIDDEN int sy_rec_table_del(struct sy_rec_table **list, const void *start);
 /* Free them all (the library is being unloaded). Patch lock held. */
 SY_HIDDEN void sy_rec_tables_free(struct sy_rec_table **list);
 
+/* ---- the environment (cpu.c) --------------------------------------------- */
+/* secure_getenv(), also before the C library's initialisation has set
+ * environ (an IFUNC resolver): the initial environment then (cpu.c). Not
+ * thread-safe against setenv(), as getenv(). */
+SY_HIDDEN const char *sy_getenv(const char *name);
+
 /* ---- naming (naming.c) --------------------------------------------------- */
 /* Names for messages (naming.c); without the patch lock. */
 SY_HIDDEN void sy_name_key(const struct static_key *key, char *buf,
@@ -444,10 +450,5 @@ SWITCHYARD_API int sy__register_jump_table(struct sy_jump_entry *start,
 					   struct sy_jump_entry *stop);
 SWITCHYARD_API int sy__unregister_jump_table(struct sy_jump_entry *start,
 					     struct sy_jump_entry *stop);
-
-/* secure_getenv(), also before the C library's initialisation has set
- * environ (an IFUNC resolver): the initial environment then (cpu.c). Not
- * thread-safe against setenv(), as getenv(). */
-SY_HIDDEN const char *sy_getenv(const char *name);
 
 #endif /* SY_INTERNAL_H */
