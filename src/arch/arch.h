@@ -36,6 +36,9 @@
  *   sy_arch_code_store   store code through a writable mapping, and
  *   sy_arch_code_written what the writing thread must do after a write
  *                        (defaults below)
+ *   SY_ARCH_HAVE_MEMCPY  a copy routine of its own (memcpy_arch.c:
+ *                        sy_arch_mc_entry() is not NULL); without it
+ *                        switchyard_memcpy is the C library's memcpy
  * The generic poke engine (poke.c) does the patching in between.
  */
 /* What sy_arch_site_check() finds at a site (see arch/x86_64/sy_arch.h). */

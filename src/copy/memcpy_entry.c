@@ -31,16 +31,20 @@
 
 #include "memcpy_impl.h"
 
-#if defined(__GLIBC__) && defined(__ELF__) && !defined(SY__NO_IFUNC)
+#if defined(__GLIBC__) && defined(__ELF__) && !defined(SY__NO_IFUNC) && \
+	(defined(SY_MC_RESOLVER_DECIDES) || defined(SY_ARCH_HAVE_MEMCPY))
 int sy_mc_entry_is_libc(void)
 {
 #ifdef SY_MC_RESOLVER_DECIDES
 	return !sy_arch_mc_entry() || !sy_mc_decided()->libc_min;
 #else
-	return !sy_arch_mc_entry();
+	/* the static library's: the dispatcher, always (above) */
+	return 0;
 #endif
 }
 
+/* The static library's resolver calls only sy_arch_mc_entry(), a direct
+ * call within the program, and takes no address through the GOT. */
 static switchyard_memcpy_fn mc_resolve(void)
 {
 	return sy_mc_entry_is_libc() ? memcpy : sy_arch_mc_entry();
@@ -48,11 +52,23 @@ static switchyard_memcpy_fn mc_resolve(void)
 
 void *switchyard_memcpy(void *dst, const void *src, size_t n)
 	__attribute__((ifunc("mc_resolve")));
+#elif !defined(SY_ARCH_HAVE_MEMCPY)
+/* No code of our own (and no resolver that may read memcpy's address this
+ * early): the C library's, one tail call away. */
+int sy_mc_entry_is_libc(void)
+{
+	return 1;
+}
+
+void *switchyard_memcpy(void *dst, const void *src, size_t n)
+{
+	return memcpy(dst, src, n);
+}
 #else
 /* No indirect functions: one jump through a pointer, chosen once. */
 int sy_mc_entry_is_libc(void)
 {
-	return !sy_arch_mc_entry() || !sy_mc_decided()->libc_min;
+	return !sy_mc_decided()->libc_min;
 }
 
 void *switchyard_memcpy(void *dst, const void *src, size_t n)

@@ -432,6 +432,10 @@ static inline void sy_arch_cpu_relax(void)
 
 /* alternatives (insn.c): an instruction's length and its relative operand */
 #define SY_ARCH_HAVE_ALTERNATIVES 1
+
+/* A copy routine of its own (memcpy_arch.c, memcpy_vec.c):
+ * sy_arch_mc_entry() returns its dispatcher, not NULL. */
+#define SY_ARCH_HAVE_MEMCPY 1
 struct sy_x86_insn {
 	uint8_t len;		/* 1..15 */
 	uint8_t rel_off;	/* where the relative operand starts */
