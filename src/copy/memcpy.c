@@ -51,24 +51,21 @@ static const struct mc_default {
 	 * AMD EPYC, family 26 (0x1a, Zen 5) model 2 (ERMS, FSRM, AVX2,
 	 * AVX-512), a 2-vCPU KVM guest, 2026-11-27, gcc 12 build, against
 	 * glibc 2.36 (__memmove_avx512_unaligned_erms, rep movsb from 2,112):
-	 *  - AVX-512 flavour (cpu_probe.c sets AVX512_COPY on this family):
-	 *    the 64-byte loop beats rep movsb up to 24 KiB in every
-	 *    condition (at 8 KiB 32 ns against 55; 24 KiB 97 against 154),
-	 *    rep movsb wins from 28 KiB (the two buffers no longer fit the
-	 *    48 KiB L1D: 229 against 179; misaligned random sizes from 24
-	 *    KiB): rep_min 24576, switchyard_calibrate()'s choice with the
-	 *    grid to 64 KiB and the C library as a contender (it chose our
-	 *    code at every size: libc_min never). E4 (704 points): not
-	 *    slower than glibc at any point beyond the 2% margin (quick run,
-	 *    31 rounds). The strategies called alone had cost a cycle more
-	 *    than the dispatcher (memcpy_vec.c): the calibration chose the C
-	 *    library for every size until they ran the dispatcher's code.
+	 *  - AVX-512 flavour (cpu_probe.c sets AVX512_COPY on this family),
+	 *    with its best thresholds (rep_min 24576: the 64-byte loop beats
+	 *    rep movsb up to 24 KiB, at 8 KiB 32 ns against 55, and loses from
+	 *    28 KiB, where source and destination leave the 48 KiB L1D):
+	 *    E4, 201 rounds, faster than glibc at 468 of 704 points (up to
+	 *    1.9x from 2 KiB) but slower at 44 (p < 0.05 and over 2%): 2 and
+	 *    3 bytes fixed by 14% (a cycle: one masked move against glibc's
+	 *    byte moves), random sizes straddling 64 (52..64: 3-9%), 128 and
+	 *    256 (2-10%). Never slower comes first: the C library's.
 	 *  - AVX2 flavour (SWITCHYARD_CPU_MASK=avx512f): slower than glibc's
-	 *    64-byte code from 64 bytes to 2 KiB (up to 2.6x): the C
-	 *    library's.
+	 *    64-byte code from 64 bytes to 2 KiB (up to 2.6x).
+	 * SWITCHYARD_MEMCPY=libc_min=4294967295 (or short_max/rep_min) asks
+	 * for our code anyway: rep_min is then 24576 (AVX-512).
 	 */
-	{ "AuthenticAMD", 0x1a, 2, SWITCHYARD_MEMCPY_AVX512, 256, 24576,
-	  UINT32_MAX },
+	{ "AuthenticAMD", 0x1a, 2, SWITCHYARD_MEMCPY_AVX512, 256, 24576, 0 },
 	{ "AuthenticAMD", 0x1a, 2, SWITCHYARD_MEMCPY_AVX2, 256, 2112, 0 },
 };
 
