@@ -185,6 +185,7 @@ static void measure(struct cal *c, int cond, unsigned gi, double *tmp)
 	unsigned char *dst = c->dst + (misaligned ? 17 : 0);
 	const unsigned char *src = c->src + (misaligned ? 3 : 0);
 	int live[NSTRAT], nl = 0;
+	uint64_t order = 0x853c49e6748fea9bull ^ grid[gi] ^ (uint64_t)cond << 32;
 	unsigned k = 16;
 	double t;
 
@@ -200,14 +201,27 @@ static void measure(struct cal *c, int cond, unsigned gi, double *tmp)
 		k = (unsigned)(c->batch_ns / t);
 	for (int i = 0; i < nl; i++)
 		time_batch(c->fn[live[i]], dst, src, c->sizes, k);
-	for (unsigned r = 0; r < c->rounds; r++)
+	for (unsigned r = 0; r < c->rounds; r++) {
+		/* a new order each round (Fisher-Yates): in a fixed cyclic
+		 * order each strategy had the same predecessor, and the one
+		 * after an identical code (the loop after the short moves,
+		 * the same function in the AVX flavours) ran with the branch
+		 * predictors warmed for it */
+		for (int i = nl - 1; i > 0; i--) {
+			int j = (int)(next_rand(&order) % (uint32_t)(i + 1));
+			int t = live[i];
+
+			live[i] = live[j];
+			live[j] = t;
+		}
 		for (int i = 0; i < nl; i++) {
-			int s = live[(r + (unsigned)i) % (unsigned)nl];
+			int s = live[i];
 
 			c->samples[s * c->rounds + r] =
 				time_batch(c->fn[s], dst, src, c->sizes, k) /
 				k;
 		}
+	}
 	for (int i = 0; i < nl; i++) {
 		int s = live[i];
 
