@@ -45,7 +45,7 @@ int sy_mc_entry_is_libc(void)
 
 /* The static library's resolver calls only sy_arch_mc_entry(), a direct
  * call within the program, and takes no address through the GOT. */
-static switchyard_memcpy_fn mc_resolve(void)
+static __attribute__((used)) switchyard_memcpy_fn mc_resolve(void)
 {
 	return sy_mc_entry_is_libc() ? memcpy : sy_arch_mc_entry();
 }
