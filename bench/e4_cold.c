@@ -189,17 +189,37 @@ int main(int argc, char **argv)
 	if (!s)
 		return 1;
 	bench_perf_open(&pc, NV * NSIZES, rounds);
+	uint64_t rng = 0x853c49e6748fea9bull;
 	/* warm-up: a few batches of everything, not recorded */
 	for (int w = 0; w < 3; w++)
 		for (int v = 0; v < NV; v++)
 			batch(fn[v], 256, -1, -1);
-	for (int r = 0; r < rounds; r++)
+	for (int r = 0; r < rounds; r++) {
+		int ord[NV * NSIZES];
+
+		/* a new order each round (Fisher-Yates, fixed seed): in a
+		 * fixed cyclic order each point had the same predecessor,
+		 * which biased two identical functions apart (e4_memcpy.c) */
+		for (int k = 0; k < NV * NSIZES; k++)
+			ord[k] = k;
+		for (int k = NV * NSIZES - 1; k > 0; k--) {
+			int m, t;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			m = (int)(rng % (uint64_t)(k + 1));
+			t = ord[k];
+			ord[k] = ord[m];
+			ord[m] = t;
+		}
 		for (int k = 0; k < NV * NSIZES; k++) {
-			int j = (r + k) % (NV * NSIZES);
+			int j = ord[k];
 			int v = j % NV, i = j / NV;
 
 			s[(size_t)j * rounds + r] = batch(fn[v], sizes[i], j, r);
 		}
+	}
 	printf("# ns per (64 KiB code walk + copy), medians [95%% CI], "
 	       "%d rounds of %d\n", rounds, BATCH);
 	for (int i = 0; i < NSIZES; i++) {
