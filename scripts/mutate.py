@@ -79,6 +79,14 @@ MUTANTS = {
          "\tsy_report_flush();\n\tsy_guard_exit();", "\tsy_guard_exit();"),
     23: ("load.c", "an empty table past the last segment: its object not found at unload",
          "\tif (!o.found)\n\t\tsy_obj_lookup((uintptr_t)start - 1, &o);\n", ""),
+    24: ("arch/x86_64/memcpy_vec.c", "libc_min routes the sizes below it, not from it",
+         "\"jae \" libc \"\\n\\t\"", "\"jb \" libc \"\\n\\t\""),
+    25: ("copy/memcpy_entry.c", "the resolver ignores libc_min 0: the name stays the dispatcher",
+         "return !sy_arch_mc_entry() || !sy_mc_decided()->libc_min;",
+         "return !sy_arch_mc_entry();"),
+    26: ("cpu.c", "the environment not read before environ is set (IFUNC resolvers see none)",
+         "\tif (environ)\n\t\treturn secure_getenv(name);",
+         "\tif (1)\n\t\treturn secure_getenv(name);"),
 }
 
 # The second set (ids 101..): written from src/ and doc/DESIGN.md alone,
