@@ -29,6 +29,7 @@
 
 #include <switchyard.h>
 
+#include "sy_exec.h"
 #include "sy_test.h"
 
 /* Two functions' addresses compared at run time: the compiler takes two
@@ -73,7 +74,10 @@ static int child(const char *expect)
 		src[i] = (unsigned char)(i * 13 + 5);
 	if (from == 0) {
 		CHECK_EQ(t.loop, SWITCHYARD_MEMCPY_LIBC);
+#if defined(__x86_64__)
+		/* (elsewhere the C library's whatever libc_min says) */
 		CHECK_EQ(switchyard_memcpy_get_libc_min(), 0);
+#endif
 		/* the name resolves to the function: no code in between */
 		CHECK(same_fn((void *)switchyard_memcpy, (void *)memcpy));
 	} else {
@@ -108,14 +112,12 @@ static void run(const char *env, const char *expect)
 	int status;
 
 	if (pid == 0) {
-		char self[4096];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		char *args[] = { (char *)"test_memcpy_route", (char *)"child",
+				 (char *)expect, NULL };
 
-		if (n <= 0)
-			_exit(3);
-		self[n] = 0;
 		setenv("SWITCHYARD_MEMCPY", env, 1);
-		execl(self, self, "child", expect, (char *)NULL);
+		/* through the emulator in a cross build (sy_exec.h) */
+		sy_test_execv("/proc/self/exe", args);
 		_exit(3);
 	}
 	CHECK(pid > 0);
