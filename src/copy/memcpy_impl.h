@@ -28,6 +28,8 @@ struct sy_mc_config {
  *                        library's memcpy takes every size), or NULL: none
  *   sy_arch_mc_loop      the vector loop's flavour for this CPU: the ONE
  *                        place where it is chosen
+ *   sy_arch_mc_running   the flavour the entry runs (the entry's code
+ *                        read back)
  *   sy_arch_mc_init      write the configuration into the dispatcher (the
  *                        run-time constants); returns 1 if the code was
  *                        patched, 0 if the sites read the variables, or a
@@ -38,6 +40,10 @@ sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
 	      enum switchyard_memcpy_strategy loop);
 SY_HIDDEN switchyard_memcpy_fn sy_arch_mc_entry(void);
 SY_HIDDEN enum switchyard_memcpy_strategy sy_arch_mc_loop(void);
+/* the flavour the dispatcher's entry runs now: loop, or the one it falls
+ * back to where the entry's alternative was not applied */
+SY_HIDDEN enum switchyard_memcpy_strategy
+sy_arch_mc_running(enum switchyard_memcpy_strategy loop);
 SY_HIDDEN int sy_arch_mc_init(const struct sy_mc_config *c);
 
 /* The configuration in effect (memcpy.c): decided, and written into the

@@ -30,6 +30,12 @@ switchyard_memcpy_fn sy_arch_mc_fn(enum switchyard_memcpy_strategy which,
 	return NULL;
 }
 
+enum switchyard_memcpy_strategy
+sy_arch_mc_running(enum switchyard_memcpy_strategy loop)
+{
+	return loop;
+}
+
 /* the one place where the loop is chosen: there is only one */
 enum switchyard_memcpy_strategy sy_arch_mc_loop(void)
 {

@@ -211,6 +211,19 @@ switchyard_memcpy_fn sy_arch_mc_entry(void)
 	return sy__mc_entry;
 }
 
+/* As compiled the entry is a jump (e9) to the SSE2 dispatcher; the AVX2
+ * and AVX-512 prologues begin with mov %rdi, %rax (48 89 f8), whose first
+ * byte a debugger's breakpoint (cc) may hide. */
+enum switchyard_memcpy_strategy
+sy_arch_mc_running(enum switchyard_memcpy_strategy loop)
+{
+	const unsigned char *p = (const unsigned char *)sy__mc_entry;
+
+	if (p[0] == 0x48 || (p[0] == 0xcc && p[1] == 0x89 && p[2] == 0xf8))
+		return loop;
+	return SWITCHYARD_MEMCPY_SSE2;
+}
+
 enum switchyard_memcpy_strategy sy_arch_mc_loop(void)
 {
 	if (boot_cpu_has(X86_FEATURE_AVX512_COPY))
