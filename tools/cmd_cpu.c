@@ -92,7 +92,11 @@ int cmd_cpu(int argc, char **argv)
 			       "SWITCHYARD_MEMCPY says so");
 		return 0;
 	}
-	printf("\nmemcpy: short moves up to %u bytes, ", t.short_max);
+	if (t.loop == SWITCHYARD_MEMCPY_SSE2)
+		printf("\nmemcpy: short moves up to %u bytes, ", t.short_max);
+	else	/* short_max is the SSE2 flavour's only (memcpy.h) */
+		printf("\nmemcpy: short moves up to 128 bytes (short_max %u: "
+		       "the SSE2 flavour's), ", t.short_max);
 	if (t.rep_min == UINT32_MAX)
 		printf("rep movsb never, ");
 	else
@@ -147,12 +151,19 @@ int cmd_calibrate(int argc, char **argv)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
 	struct switchyard_memcpy_calibration c;
-	bool json = false, libc_all;
+	bool json = false, libc_all, ended = false;
+	const char *save_err = NULL;
 	unsigned flags = 0;
 	char path[4096];
 	int r, pr;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--") && !ended) {
+			ended = true;	/* no operands follow: a word is an error */
+			continue;
+		}
+		if (ended)
+			goto unknown;
 		if (!strcmp(argv[i], "--save"))
 			flags |= SWITCHYARD_CALIBRATE_SAVE;
 		else if (!strcmp(argv[i], "--quick"))
@@ -164,9 +175,11 @@ int cmd_calibrate(int argc, char **argv)
 			       "[--json]\n");
 			return 0;
 		} else {
+unknown:
 			fprintf(stderr, "switchyard calibrate: unknown "
-				"argument '%.100s' (--save, --quick, --json)\n",
-				argv[i]);
+				"argument '%.100s' (--save, --quick, --json)\n"
+				"usage: switchyard calibrate [--save] [--quick] "
+				"[--json]\n", argv[i]);
 			return 2;
 		}
 	}
@@ -182,14 +195,15 @@ int cmd_calibrate(int argc, char **argv)
 	if (!json)
 		fprintf(stderr, "switchyard calibrate: measuring (%s; keep "
 			"the machine otherwise idle)...\n",
-			flags & SWITCHYARD_CALIBRATE_QUICK ? "about a second" :
-							     "about 10 s");
+			flags & SWITCHYARD_CALIBRATE_QUICK ?
+				"a fraction of a second" : "about 8 s");
 	r = switchyard_calibrate(flags, &c);
 	if (r && r != -ENOMEM && (flags & SWITCHYARD_CALIBRATE_SAVE) &&
 	    c.seconds > 0) {
-		fprintf(stderr, "switchyard calibrate: measured, but %s could "
-			"not be written: %s\n", path, strerror(-r));
-		return 1;
+		/* measured: the report below, then the error, exit 1 */
+		save_err = strerror(-r);
+		flags &= ~SWITCHYARD_CALIBRATE_SAVE;
+		r = 0;
 	}
 	if (r) {
 		fprintf(stderr, "switchyard calibrate: %s\n", strerror(-r));
@@ -199,9 +213,10 @@ int cmd_calibrate(int argc, char **argv)
 	if (json) {
 		printf("{\"vendor\": ");
 		json_str(stdout, cpu->vendor);
-		printf(", \"family\": %u, \"model\": %u, \"loop\": \"%s\", "
-		       "\"seconds\": %.2f", cpu->family, cpu->model,
-		       sy_strategy_name(c.loop), c.seconds);
+		printf(", \"family\": %u, \"model\": %u, \"loop\": %d, "
+		       "\"loop_name\": \"%s\", \"seconds\": %.2f", cpu->family,
+		       cpu->model, (int)c.loop, sy_strategy_name(c.loop),
+		       c.seconds);
 		put_be_json("short_loop", c.short_loop);
 		put_be_json("loop_rep", c.loop_rep);
 		printf(", \"chosen\": {\"libc_everywhere\": %s, \"short_max\": "
@@ -215,8 +230,12 @@ int cmd_calibrate(int argc, char **argv)
 			json_str(stdout, path);
 		else
 			printf("null");
+		if (save_err) {
+			printf(", \"error\": ");
+			json_str(stdout, save_err);
+		}
 		printf("}\n");
-		return 0;
+		goto done;
 	}
 	printf("cpu: %s family %u model %u; this library's %s loop against "
 	       "the C library's memcpy;\nmeasured in %.1f s%s\n", cpu->vendor,
@@ -245,24 +264,32 @@ int cmd_calibrate(int argc, char **argv)
 	if (libc_all)
 		printf("chosen: the C library's memcpy for every size (this "
 		       "library's code was slower than it\nsomewhere on this "
-		       "CPU, and never slower comes first)\n");
-	else {
-		printf("chosen: short moves to %u bytes, rep movsb ",
-		       c.short_max);
-		if (c.rep_min == UINT32_MAX)
-			printf("never");
-		else
-			printf("from %u bytes", c.rep_min);
-		if (c.libc_min == UINT32_MAX)
-			printf(", the C library's memcpy for no size\n");
-		else
-			printf(", the C library's memcpy from %u bytes\n",
-			       c.libc_min);
-	}
+		       "CPU, and never slower comes first); kept for\n"
+		       "SWITCHYARD_MEMCPY=libc_min=4294967295: ");
+	else
+		printf("chosen: ");
+	printf("short moves to %u bytes, rep movsb ", c.short_max);
+	if (c.rep_min == UINT32_MAX)
+		printf("never");
+	else
+		printf("from %u bytes", c.rep_min);
+	if (libc_all)
+		printf("\n");
+	else if (c.libc_min == UINT32_MAX)
+		printf(", the C library's memcpy for no size\n");
+	else
+		printf(", the C library's memcpy from %u bytes\n",
+		       c.libc_min);
 	if (flags & SWITCHYARD_CALIBRATE_SAVE)
 		printf("saved: %s (read by each program linked with "
 		       "switchyard when it starts)\n", path);
-	else if (!pr)
+	else if (!pr && !save_err)
 		printf("not saved: --save writes %s\n", path);
+done:
+	if (save_err) {
+		fprintf(stderr, "switchyard calibrate: measured, but %s could "
+			"not be written: %s\n", path, save_err);
+		return 1;
+	}
 	return 0;
 }

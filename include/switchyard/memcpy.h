@@ -188,10 +188,12 @@ struct switchyard_memcpy_breakeven {
 };
 
 struct switchyard_memcpy_calibration {
-	/* short moves -> the vector loop, grid 8..256 */
+	/* short moves -> the vector loop, grid 2..256 (in the AVX2 and
+	 * AVX-512 flavours the two are one code to 256 bytes: lo is the
+	 * grid's first size, size and hi mostly none) */
 	struct switchyard_memcpy_breakeven
 		short_loop[SWITCHYARD_MEMCPY_CONDITIONS];
-	/* the vector loop -> rep movsb, grid 64..16384 (UINT32_MAX
+	/* the vector loop -> rep movsb, grid 64..65536 (UINT32_MAX
 	 * everywhere without ERMS) */
 	struct switchyard_memcpy_breakeven
 		loop_rep[SWITCHYARD_MEMCPY_CONDITIONS];

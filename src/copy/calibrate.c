@@ -333,15 +333,11 @@ static double loss(const struct cal *c, uint32_t short_max, uint32_t rep_min,
 static void choose(const struct cal *c,
 		   struct switchyard_memcpy_calibration *out)
 {
-	unsigned best_lose;
-	double best;
+	unsigned libc_lose, own_lose = UINT32_MAX;
+	double libc_loss, own_loss = INFINITY;
+	uint32_t own_sm = 0, own_rm = UINT32_MAX, own_lm = UINT32_MAX;
 
-	/* the C library's for every size first: what is chosen instead
-	 * must be better, not as good */
-	best = loss(c, 0, UINT32_MAX, 0, &best_lose);
-	out->short_max = 0;
-	out->rep_min = UINT32_MAX;
-	out->libc_min = 0;
+	/* the best of our own choices, by the rule below */
 	for (int si = -1; si < (int)NGRID; si++) {
 		uint32_t sm = si < 0 ? 0 : grid[si];
 
@@ -365,19 +361,28 @@ static void choose(const struct cal *c,
 				 * then less loss; ties: the larger
 				 * thresholds (the dispatcher's most direct
 				 * path; our code over a jump) */
-				if (lose < best_lose ||
-				    (lose == best_lose &&
-				     (l < best - 1e-9 ||
-				      (l <= best + 1e-9 && out->libc_min)))) {
-					best_lose = lose;
-					best = l;
-					out->short_max = sm;
-					out->rep_min = rm;
-					out->libc_min = lm;
+				if (lose < own_lose ||
+				    (lose == own_lose && l <= own_loss + 1e-9)) {
+					own_lose = lose;
+					own_loss = l;
+					own_sm = sm;
+					own_rm = rm;
+					own_lm = lm;
 				}
 			}
 		}
 	}
+	/* the thresholds are kept either way: SWITCHYARD_MEMCPY's libc_min
+	 * can ask for our code over the file's "the C library's" */
+	out->short_max = own_sm;
+	out->rep_min = own_rm;
+	out->libc_min = own_lm;
+	/* the C library's for every size unless our code is better, not as
+	 * good */
+	libc_loss = loss(c, 0, UINT32_MAX, 0, &libc_lose);
+	if (own_lose > libc_lose ||
+	    (own_lose == libc_lose && own_loss >= libc_loss - 1e-9))
+		out->libc_min = 0;
 }
 
 /* ---- the file ---------------------------------------------------------- */

@@ -397,6 +397,10 @@ static void decide(void)
 	choose_default(&c);
 	if (read_file(&c, &set) > 0)
 		src = SWITCHYARD_MEMCPY_FROM_FILE;
+	/* empty, or empty items only: as if unset (switchyard(3): an empty
+	 * value is the default) */
+	if (env && !env[strspn(env, ",")])
+		env = NULL;
 	if (env) {
 		if (parse_config(env, strlen(env), ',', &c, &set, err,
 				 sizeof(err)))

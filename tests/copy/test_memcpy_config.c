@@ -283,7 +283,6 @@ static int kinds(void)
 int main(int argc, char **argv)
 {
 	static const char *const bad_env[][2] = {
-		{ "", "no threshold given" },
 		{ "short_max=", "not a number" },
 		{ "short_max=abc", "not a number" },
 		{ "short_max=257", "not a number in 0..256" },
@@ -295,7 +294,6 @@ int main(int argc, char **argv)
 		{ "rep_min=99999999999", "not a number" },
 		{ "rep_min=0x100", "not a number" },
 		{ "short_max=1,short_max=2", "given twice" },
-		{ ",", "no threshold given" },	/* empty items: skipped */
 		{ "short_max", "not key=value" },
 		{ "foo=1", "unknown key 'foo'" },
 		{ "Short_max=1", "unknown key" },
@@ -419,6 +417,17 @@ int main(int argc, char **argv)
 	CHECK_EQ(r.rep_min, UINT32_MAX);
 	CHECK_EQ(r.source, SWITCHYARD_MEMCPY_FROM_ENV);
 
+	/* an empty value, or empty items only, is the default, quietly
+	 * (switchyard(3) ENVIRONMENT) */
+	static const char *const empty_env[] = { "", ",", ",,," };
+	for (size_t i = 0; i < sizeof(empty_env) / sizeof(empty_env[0]); i++) {
+		struct result r = run(empty_env[i], 0);
+
+		CHECK_EQ(r.status, 0);
+		CHECK_EQ(r.short_max, defaults.short_max);
+		CHECK_EQ(r.rep_min, defaults.rep_min);
+		CHECK(!strstr(r.err, "SWITCHYARD_MEMCPY"));
+	}
 	for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
 		check_rejected(bad_env[i][0], bad_env[i][1]);
 		check_rejected(bad_env[i][0], "SWITCHYARD_MEMCPY=");

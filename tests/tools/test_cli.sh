@@ -91,7 +91,7 @@ grep -q "cli_target.c:[0-9]" "$tmp/prog.txt" || no "text: no file:line"
 "$cli" cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d["memcpy"]; assert d["vendor"] and isinstance(d["features"], list) and "rep_min" in m; assert m["loop_name"] in ("sse2","avx2","avx512","libc") and m["source_name"] in ("default","file","env") and "libc_min" in m, m' || no "cpu --json"
 # the text names the loop and where the thresholds come from (not enum numbers)
 SWITCHYARD_MEMCPY=short_max=48 "$cli" cpu >"$tmp/cpu.txt" 2>&1 || no "cpu"
-grep -Eq "^memcpy: short moves up to 48 bytes, rep movsb (from [0-9]+ bytes|never), [a-z0-9]+ loop between; thresholds from SWITCHYARD_MEMCPY; " "$tmp/cpu.txt" ||
+grep -Eq "^memcpy: short moves up to (48 bytes|128 bytes \(short_max 48: the SSE2 flavour's\)), rep movsb (from [0-9]+ bytes|never), [a-z0-9]+ loop between; thresholds from SWITCHYARD_MEMCPY; " "$tmp/cpu.txt" ||
 	no "cpu: $(tail -1 "$tmp/cpu.txt")"
 # the C library's for every size: said as such
 SWITCHYARD_MEMCPY=libc_min=0 "$cli" cpu >"$tmp/cpu.txt" 2>&1 || no "cpu libc"
@@ -119,6 +119,15 @@ else
 fi
 XDG_CACHE_HOME=$cal "$cli" calibrate --quick --json | python3 -c 'import json,sys; d=json.load(sys.stdin); c=d["chosen"]; assert len(d["short_loop"]) == 4 and len(d["loop_rep"]) == 4 and d["saved"] is None and isinstance(c["libc_everywhere"], bool), d' || no "calibrate --json"
 "$cli" calibrate --bogus >/dev/null 2>"$tmp/cal.err"; [ $? = 2 ] && grep -q "unknown argument '--bogus'" "$tmp/cal.err" || no "calibrate --bogus: not exit 2 with a message"
+# the measurement kept when the file cannot be written (a directory at its
+# path): the report with "saved": null and the error, exit 1
+rm -f "$calf"; mkdir -p "$calf/x"
+XDG_CACHE_HOME=$cal "$cli" calibrate --quick --save --json >"$tmp/cal.json" 2>"$tmp/cal.err"; st=$?
+[ $st = 1 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["saved"] is None and d["error"] and len(d["loop_rep"]) == 4, d' "$tmp/cal.json" &&
+	grep -q "measured, but .* could not be written" "$tmp/cal.err" || no "calibrate --save into a directory: not the report, the error and exit 1 (exit $st)"
+# the chosen thresholds are real ones even where the C library's wins
+# (SWITCHYARD_MEMCPY=libc_min=4294967295 reads them from the file)
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["chosen"]; assert c["short_max"] is not None and (c["libc_everywhere"] or c["libc_min"] != 0), c' "$tmp/cal.json" || no "calibrate: chosen thresholds"
 rm -rf "$cal"
 env -u XDG_CACHE_HOME HOME=relative "$cli" calibrate --quick --save >/dev/null 2>"$tmp/cal.err"; [ $? = 1 ] && grep -q "no place for the calibration file" "$tmp/cal.err" || no "calibrate --save without a place: not exit 1"
 [ ! -e "$cal" ] && [ ! -e relative ] || no "calibrate --save without a place wrote something"
