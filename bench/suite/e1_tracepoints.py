@@ -29,23 +29,25 @@ PIPE_DIFFS = (("8 flag checks per side", "no tracepoint", "flags - none"),
 
 
 def pipe_diffs(runs):
-    """Rows of the per-round differences PIPE_DIFFS over the pooled runs
-    (rounds are paired within a process: the variants of a round ran
-    within a millisecond of each other), and a sentence per difference:
-    its median and CI, each process's median, and whether every process's
-    interval excludes 0 on the same side (seen) or not."""
+    """Per-round comparisons PIPE_DIFFS over the pooled runs (rounds are
+    paired within a process: the variants of a round ran within a
+    millisecond of each other): a row each of the per-round ratios (a
+    ratio, so that every row stays positive and plots), and a sentence
+    each in ns: the median per-round difference and its CI, each
+    process's median, and whether every process's interval excludes 0 on
+    the same side (seen) or not."""
     rows, said_ = [], []
     loop = runs[0][0]["loop"]
     for a, b, short in PIPE_DIFFS:
-        per, pooled = [], []
+        per, pooled, ratios = [], [], []
         for recs in runs:
             got = {r["variant"]: r["samples"] for r in recs}
             d = [x - y for x, y in zip(got[a], got[b])]
             pooled += d
+            ratios += [x / y for x, y in zip(got[a], got[b]) if y > 0]
             per.append((median(d), *median_ci(d)))
-        rows.append(row(f"{loop}: {a} - {b}, per round",
-                        "ns/round trip, paired difference", pooled,
-                        "clock"))
+        rows.append(row(f"{loop}: {a} / {b}, per round", "ratio (paired "
+                        "per round)", ratios, "clock"))
         lo, hi = median_ci(pooled)
         above = all(p[1] > 0 for p in per)
         below = all(p[2] < 0 for p in per)
@@ -157,14 +159,14 @@ def run(bindir, quick, tmp):
                "fewer branches with keys, 1.4% less time)" + cg_said_)
     return {"id": "E1", "seed": "001",
             "title": "disabled tracepoints: none, flags, static keys (dense "
-                     "under pressure; pipe ping-pong)",
+                     "under pressure; pipe ping-pong on one CPU)",
             "rows": rows, "comparisons": comps, "aa": aa,
             "lane_note": f"pipe rows: {nproc} processes of e1_pipe pooled "
                          f"({ploop}: both threads pinned to the CPU the "
                          "harness pins its programs to), each "
                          f"{pargs[0]} rounds of {pargs[1]} round trips; the "
-                         "paired-difference rows are per round, one "
-                         "variant minus another of the same round; "
+                         "paired rows are per round, one variant over "
+                         "another of the same round; "
                          "static rows: nm -S of the built program; " + cg_note(
                 cg, "callgrind rows (dense tracepoints, steady state): "
                 f"{cg['n']} calls per variant through its driver (v_none, "

@@ -267,7 +267,8 @@ def run(bindir, quick, tmp):
                + "; ".join(psaid))
     return {"id": "E2", "seed": "002",
             "title": "indirect vs direct vs static call (x = f(x) chain; "
-                     "the seed's lock/unlock chain)",
+                     "many sites and targets in a random order, retpoline "
+                     "and cfi-icall; the seed's lock/unlock chain)",
             "rows": rows, "comparisons": comps,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
             "lane_note": note + (
