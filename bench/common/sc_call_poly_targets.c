@@ -7,23 +7,14 @@
  */
 #include "sc_call_poly.h"
 
-#define POLY_DEF_T(p, q)                                                       \
-	__attribute__((noinline)) unsigned long poly_t0_##p##q(unsigned long x) \
+#define POLY_ONE(k, m, add, p, q)                                              \
+	__attribute__((noinline)) unsigned long                                \
+	poly_t##k##_##p##q(unsigned long x)                                    \
 	{                                                                      \
-		return x * 3 + 0##p##q##u;                                     \
-	}                                                                      \
-	__attribute__((noinline)) unsigned long poly_t1_##p##q(unsigned long x) \
-	{                                                                      \
-		return x * 5 + 0##p##q##u;                                     \
-	}                                                                      \
-	__attribute__((noinline)) unsigned long poly_t2_##p##q(unsigned long x) \
-	{                                                                      \
-		return x * 9 + 0##p##q##u;                                     \
-	}                                                                      \
-	__attribute__((noinline)) unsigned long poly_t3_##p##q(unsigned long x) \
-	{                                                                      \
-		return x * 3 + 0##p##q##u + 64;                                \
+		return x * m + 0##p##q##u + add;                               \
 	}
+#define POLY_DEF_T(p, q) POLY_ONE(0, 3, 0, p, q) POLY_ONE(1, 5, 0, p, q)      \
+	POLY_ONE(2, 9, 0, p, q) POLY_ONE(3, 3, 64, p, q)
 POLY_T2(POLY_DEF_T)
 
 #define POLY_REF0(p, q) poly_t0_##p##q,
