@@ -15,8 +15,8 @@
  * mask. A round trip is then two write()s, two read()s and two context
  * switches on that CPU, a few microseconds. Across two vCPUs (the form
  * measured before) each wake-up crossed to the other vCPU and a round trip
- * took 40-100 us with intervals of +-5-10%: the 16 tracepoints of a round
- * trip, ~10 ns, were lost in that noise, so that form is gone.
+ * took 40-100 us with intervals of +-5-10%: what the 16 tracepoints of a
+ * round trip cost, a few ns, was lost in that noise, so that form is gone.
  *
  * The variant travels in the byte, so both sides run the same one; the
  * three are interleaved round by round, the first rotated each round,

@@ -14,11 +14,11 @@ DENSE = ((["512"], "512 functions (text > L1I)"),
          (["512", "64"], "512 functions + a random 64 MiB data line "
                          "per call"))
 # The pipe test: processes, and each one's ROUNDS and M (round trips per
-# round). Both threads on one CPU a round trip is ~4 us; rounds of 125
-# round trips (half a millisecond) interleave the variants closely enough
-# that their per-round differences resolve ~1 ns within a process. Between
-# processes the difference moves by more (a few ns: where the flags and
-# the code land), so the test runs several and an effect counts as seen
+# round). With both threads on one CPU a round trip takes ~4 us; rounds of
+# 125 round trips (half a millisecond) interleave the variants closely
+# enough that their per-round differences resolve ~1 ns within a process.
+# Between processes the difference moves by more (a few ns, for reasons
+# not established), so the test runs several and an effect counts as seen
 # only when every process sees it on the same side.
 PIPE = {True: (3, ["401", "125"]), False: (6, ["801", "125"])}
 # the per-round differences reported: (variant, minus variant, short)
@@ -155,8 +155,9 @@ def run(bindir, quick, tmp):
                f"{ppid_of.get('a flag check', '?')} bytes with a flag check, "
                f"{ppid_of.get('a static key', '?')} with a static key, "
                f"{ppid_of.get('no tracepoint', '?')} without (seed 001: 80 "
-               "and 64; its pipe test, pinned: 0.2% fewer instructions and 0.7% "
-               "fewer branches with keys, 1.4% less time)" + cg_said_)
+               "and 64; its pipe test, pinned: 0.2% fewer instructions "
+               "and 0.7% fewer branches with keys, 1.4% less time)"
+               + cg_said_)
     return {"id": "E1", "seed": "001",
             "title": "disabled tracepoints: none, flags, static keys (dense "
                      "under pressure; pipe ping-pong on one CPU)",

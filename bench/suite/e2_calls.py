@@ -100,8 +100,9 @@ def poly_rows(bindir, quick, tmp):
                 parts.append(f"{POLY_SHORT.get(v, v)} {said(c)}" + (
                     f" (its calls' cost over the floor {k[0]:.2f}x "
                     f"direct calls' [{k[1]:.2f}, {k[2]:.2f}])" if k else ""))
-            said_.append(f"{tag}{what}: direct {median(got['direct call']):.2f}"
-                         f" ns a call, inline floor "
+            said_.append(f"{tag}{what}: direct "
+                         f"{median(got['direct call']):.2f} ns a call, "
+                         "inline floor "
                          f"{median(got['inline (no call)']):.2f}; vs direct: "
                          + ", ".join(parts))
         # instructions per call on the patched path, single-stepped
