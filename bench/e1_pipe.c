@@ -9,19 +9,35 @@
  *          separate cache lines, as independent subsystems' would be
  *   keys   `if (static_branch_unlikely(&key[i]))`: one TEST each
  *
+ * Both threads run on one CPU, as the seed ran its test (`taskset 1 perf
+ * stat -r60 perf bench sched pipe`): the program pins itself to the last
+ * CPU it may run on before it starts the echo thread, which inherits the
+ * mask. A round trip is then two write()s, two read()s and two context
+ * switches on that CPU, a few microseconds. Across two vCPUs (the form
+ * measured before) each wake-up crossed to the other vCPU and a round trip
+ * took 40-100 us with intervals of +-5-10%: what the 16 tracepoints of a
+ * round trip cost, a few ns, was lost in that noise, so that form is gone.
+ *
  * The variant travels in the byte, so both sides run the same one; the
  * three are interleaved round by round, the first rotated each round,
  * after a warm-up. Every round is M round trips; a sample is ns per round
- * trip (CLOCK_MONOTONIC). A round trip is two write()s, two read()s and
- * two wake-ups: microseconds, against a nanosecond or so of tracepoints,
- * which is the seed's point (its perf stat saw the difference only in
- * instructions and branches, not in time). SY_BENCH_RAW=FILE dumps the
- * samples for bench/sybench.py. And seed 001's getppid() example, with no
- * tracepoint, a flag check or a static key, for its size.
+ * trip (CLOCK_MONOTONIC). Many short rounds, because what resolves a
+ * difference of a few ns in ~4 us is the per-round difference between
+ * variants that ran within a millisecond of each other (the suite takes
+ * its median and interval): the machine's slower drifts cancel there.
+ * The seed's perf stat saw the difference mostly in instructions and
+ * branches; its time moved by 1.4%. SY_BENCH_RAW=FILE dumps the samples
+ * for bench/sybench.py; the loop is named "pipe round trip, one CPU", or
+ * "pipe round trip, not pinned" when the CPU mask cannot be set (then the
+ * threads run where the scheduler puts them, and the output says why).
+ * And seed 001's getppid() example, with no tracepoint, a flag check or a
+ * static key, for its size.
  *
- *   e1_pipe [ROUNDS [M]]      defaults 41 and 2000
+ *   e1_pipe [ROUNDS [M]]      defaults 4001 and 125
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +160,29 @@ __attribute__((noinline)) static void path(unsigned char v)
 
 static int ping[2], pong[2];
 
+/* Both threads on one CPU, as the seed's taskset: this thread's mask set
+ * to the last CPU it may run on (CPU 0 takes more of the machine's
+ * interrupts), before the echo thread exists, which inherits it. The CPU,
+ * or -1 with errno set. */
+static int pin_one_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			cpu = i;
+	if (cpu < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
+}
+
 static void *echo(void *arg)
 {
 	unsigned char c;
@@ -189,8 +228,10 @@ int main(int argc, char **argv)
 		"no tracepoint", "8 flag checks per side",
 		"8 static keys per side",
 	};
-	int rounds = argc > 1 ? atoi(argv[1]) : 41;
-	long m = argc > 2 ? atol(argv[2]) : 2000;
+	int rounds = argc > 1 ? atoi(argv[1]) : 4001;
+	long m = argc > 2 ? atol(argv[2]) : 125;
+	const char *loop = "pipe round trip, one CPU";
+	int cpu;
 	double *s = malloc(sizeof(*s) * NV * (size_t)(rounds > 0 ? rounds : 1));
 	unsigned char bye = 0xff, c;
 	pthread_t t;
@@ -204,8 +245,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e1_pipe: getppid() forms disagree\n");
 		return 1;
 	}
+	cpu = pin_one_cpu();
+	if (cpu < 0) {
+		fprintf(stderr, "e1_pipe: cannot pin to one CPU (%s): the "
+			"threads run unpinned\n", strerror(errno));
+		loop = "pipe round trip, not pinned";
+	}
 	bench_perf_open(&pc, NV, rounds);
-	pthread_create(&t, NULL, echo, NULL);
+	if (pthread_create(&t, NULL, echo, NULL)) {
+		fprintf(stderr, "e1_pipe: cannot start the echo thread\n");
+		return 1;
+	}
 	for (int v = 0; v < NV; v++)	/* warm up */
 		round_trips((unsigned char)v, m / 4 + 1, -1);
 	for (int r = 0; r < rounds; r++)
@@ -217,18 +267,39 @@ int main(int argc, char **argv)
 	if (write(ping[1], &bye, 1) != 1 || read(pong[0], &c, 1) != 1)
 		return 1;
 	pthread_join(t, NULL);
-	printf("seed 001's pipe test: ns per round trip, %d rounds of %ld, "
-	       "interleaved\n", rounds, m);
+	if (cpu >= 0)
+		printf("seed 001's pipe test, both threads on CPU %d: ns per "
+		       "round trip, %d rounds of %ld, interleaved\n", cpu,
+		       rounds, m);
+	else
+		printf("seed 001's pipe test, threads not pinned: ns per round "
+		       "trip, %d rounds of %ld, interleaved\n", rounds, m);
 	for (int v = 0; v < NV; v++) {
 		struct bench_summary q = bench_summarize(s + v * rounds,
 							 (size_t)rounds);
 
 		printf("  %-26s %8.1f [%8.1f, %8.1f]\n", names[v], q.median,
 		       q.lo, q.hi);
-		bench_raw("pipe round trip", names[v], "ns/round trip",
-			  s + v * rounds, rounds);
-		bench_perf_raw(&pc, v, "pipe round trip", names[v],
-			       "ns/round trip");
+		bench_raw(loop, names[v], "ns/round trip", s + v * rounds,
+			  rounds);
+		bench_perf_raw(&pc, v, loop, names[v], "ns/round trip");
+	}
+	/* per round, each variant minus the one it ran beside: what the
+	 * suite's verdict rests on */
+	printf("per-round difference, median [95%% CI], ns per round trip:\n");
+	for (int v = 1; v < NV; v++) {
+		static const int base[NV] = { 0, 0, 1 };
+		double *d = malloc(sizeof(*d) * (size_t)rounds);
+		struct bench_summary q;
+
+		if (!d)
+			return 1;
+		for (int r = 0; r < rounds; r++)
+			d[r] = s[v * rounds + r] - s[base[v] * rounds + r];
+		q = bench_summarize(d, (size_t)rounds);
+		printf("  %s - %s: %+.1f [%+.1f, %+.1f]\n", names[v],
+		       names[base[v]], q.median, q.lo, q.hi);
+		free(d);
 	}
 	bench_perf_close(&pc);
 	free(s);

@@ -317,8 +317,25 @@ __thread long sc_emu_tls;
 		return x;                                                      \
 	}
 
+/* no step at all: wrong in general (the call's push lands in the
+ * enclosing function's red zone, the callee may find rsp misaligned);
+ * this loop keeps nothing there and the target needs no alignment */
+EMU_LOOP(e_bare, "call sc_tgt_a")
 EMU_LOOP(e_lea, "lea -128(%%rsp), %%rsp\n\tcall sc_tgt_a\n\t"
 		"lea 128(%%rsp), %%rsp")
+/* alignment without the red-zone step (wrong for the same reason) */
+EMU_LOOP(e_align, "mov %%rsp, %[sv]\n\tand $-16, %%rsp\n\tcall sc_tgt_a"
+		EMU_UNSTEP)
+/* ABI-correct orderings of the same step: align first, then step over
+ * the red zone (the two rsp writes in the other order); sub for lea */
+EMU_LOOP(e_step_and1, "mov %%rsp, %[sv]\n\tand $-16, %%rsp\n\t"
+		"sub $128, %%rsp\n\tcall sc_tgt_a" EMU_UNSTEP)
+EMU_LOOP(e_step_sub, "mov %%rsp, %[sv]\n\tsub $128, %%rsp\n\t"
+		"and $-16, %%rsp\n\tcall sc_tgt_a" EMU_UNSTEP)
+/* ABI-correct with the new rsp computed off the stack pointer's chain
+ * (lea and and on a copy, one write of rsp) */
+EMU_LOOP(e_step_copy, "lea -128(%%rsp), %[sv]\n\tand $-16, %[sv]\n\t"
+		"xchg %[sv], %%rsp\n\tcall sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_step, EMU_STEP "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_step_arm, EMU_STEP EMU_ARM_STORE "call sc_tgt_a" EMU_UNSTEP)
 EMU_LOOP(e_site, EMU_STEP EMU_ARM_STORE EMU_GUARD "call sc_tgt_a" EMU_UNSTEP)
@@ -402,8 +419,13 @@ static const struct variant thru[] = {
 };
 static const struct variant anatomy[] = {
 	V(c_direct, "direct call (compiler's)"),
+	V(e_bare, "asm: call, no step (not ABI-correct)"),
 	V(e_lea, "asm: lea -128(%rsp); call; lea +128"),
+	V(e_align, "asm: align only; call (not ABI-correct)"),
 	V(e_step, "asm: red-zone step + align; call"),
+	V(e_step_and1, "asm: align, then sub $128; call"),
+	V(e_step_sub, "asm: sub $128, then align; call"),
+	V(e_step_copy, "asm: lea+and on a copy, xchg to rsp; call"),
 	V(e_step_arm, "asm: step; arm (movq $, %fs: store); call"),
 	V(e_site, "asm: step; arm; TEST32; call (= site)"),
 	V(e_site_load, "asm: step; unarmed (testq $, %fs:); TEST32; call"),

@@ -3,15 +3,167 @@
 import os
 import json
 import re
+import subprocess
 
 from .lanes import (CG_NOTE, Raw, callgrind_rows, callgrind_run,
-                    cg_note, cg_said, raw_lines, run_checked, seed_rows)
+                    cg_note, cg_said, nm_rows, raw_lines, run_checked,
+                    seed_rows)
 from .machine import pin_cpu, pinned
-from .stats import compare, find, row, said
+from .stats import compare, find, median, median_ci, row, said
 
 DETOUR = " [detour path: no rseq under valgrind]"
 
-PROGRAMS = ["e2_calls", "e2_pvlock"]
+# e2_calls_poly_cfi (clang -fsanitize=cfi-icall) is built with
+# e2_calls_poly where the toolchain can, and measured when it is there
+PROGRAMS = ["e2_calls", "e2_calls_poly", "e2_pvlock"]
+POLY_CFI = "e2_calls_poly_cfi"
+# e2_calls_poly's configurations: FUNCS, and what they stress
+POLY = (("512", "512 functions"), ("32", "32 functions (warm)"))
+# its variants as the program names them, and the verdict's short names
+POLY_SHORT = {"inline (no call)": "inline",
+              "direct call": "direct",
+              "static call": "static",
+              "pointer (ops table, one implementation)": "pointer",
+              "pointer, retpoline": "retpoline",
+              "pointer, cfi-icall": "cfi-icall",
+              "polymorphic pointer (4 implementations)": "polymorphic",
+              "polymorphic pointer, retpoline": "polymorphic retpoline",
+              "polymorphic pointer, cfi-icall": "polymorphic cfi-icall"}
+POLY_CG = {"v_inline": "inline (no call)", "v_direct": "direct call",
+           "v_static": "static call", "v_pointer":
+           "pointer (ops table, one implementation)",
+           "v_retpoline": "pointer, retpoline",
+           "v_pointer_cfi": "pointer, cfi-icall",
+           "v_poly": "polymorphic pointer (4 implementations)",
+           "v_poly_retpoline": "polymorphic pointer, retpoline",
+           "v_poly_cfi": "polymorphic pointer, cfi-icall"}
+POLY_FN = {"inline (no call)": "vn_000", "direct call": "vd_000",
+           "static call": "vs_000",
+           "pointer (ops table, one implementation)": "vp_000",
+           "pointer, retpoline": "vr_000", "pointer, cfi-icall": "vc_000"}
+
+
+def poly_cost(got, v):
+    """Per round, what variant v's calls cost over the inline floor
+    against what direct calls cost over it: its median and 95% CI (the
+    rounds are paired: the variants of a round ran within milliseconds)."""
+    q = [(a - n) / (d - n) for a, d, n in
+         zip(got[v], got["direct call"], got["inline (no call)"])
+         if d > n]
+    if len(q) < 3:
+        return None
+    return median(q), *median_ci(q)
+
+
+def poly_rows(bindir, quick, tmp):
+    """E2 where static calls are meant to pay (bench/e2_calls_poly.c): 512
+    functions x 4 dependent calls over 64 targets, called in a random
+    order, and the warm control (32 functions); in the gcc build and, if
+    built, the clang -fsanitize=cfi-icall one. Per program and
+    configuration: each variant's ns per call, compared with direct calls,
+    and its calls' cost over the inline floor relative to direct calls'
+    (per round); instructions per call on the patched path
+    (single-stepped), callgrind's lane (static call sites on their detour
+    there), bytes per function of 4 calls (nm -S). Returns rows,
+    comparisons, verdict sentences and the lane note's part."""
+    rows, comps, said_, notes = [], [], [], []
+    progs = [("e2_calls_poly", "")]
+    if os.path.exists(os.path.join(bindir, POLY_CFI)):
+        progs.append((POLY_CFI, "clang -fsanitize=cfi-icall build, "))
+    else:
+        said_.append("cfi-icall: not measured (no e2_calls_poly_cfi: "
+                     "clang could not build -flto -fsanitize=cfi-icall "
+                     "here, see bench/CMakeLists.txt)")
+    args = ["31", "100000"] if quick else ["101", "200000"]
+    for prog, tag in progs:
+        path = os.path.join(bindir, prog)
+        sites = run_checked([path, "sites"], preexec_fn=pinned(pin_cpu()))
+        patched = sites.stdout.count(" patched, calls its target")
+        det = re.search(r"detour bytes per site: (\d+)", sites.stdout)
+        for nf, what in POLY:
+            recs = raw_lines(bindir, prog, tmp, args + [nf])
+            for r in recs:
+                r["loop"] = tag + r["loop"]
+            loop = recs[0]["loop"]
+            got = {r["variant"]: r["samples"] for r in recs}
+            for r in recs:
+                rows.append(row(f"{loop}: {r['variant']}", r["unit"],
+                                r["samples"], "clock"))
+            parts = []
+            for v in got:
+                if v in ("direct call", "inline (no call)"):
+                    continue
+                c = compare(f"{loop}: {v}", got[v], f"{loop}: direct call",
+                            got["direct call"])
+                comps.append(c)
+                k = poly_cost(got, v)
+                parts.append(f"{POLY_SHORT.get(v, v)} {said(c)}" + (
+                    f" (its calls' cost over the floor {k[0]:.2f}x "
+                    f"direct calls' [{k[1]:.2f}, {k[2]:.2f}])" if k else ""))
+            said_.append(f"{tag}{what}: direct "
+                         f"{median(got['direct call']):.2f} ns a call, "
+                         "inline floor "
+                         f"{median(got['inline (no call)']):.2f}; vs direct: "
+                         + ", ".join(parts))
+        # instructions per call on the patched path, single-stepped
+        ic = subprocess.run([path, "icount", "100"], capture_output=True,
+                            text=True, preexec_fn=pinned(pin_cpu()))
+        icn = {m.group(1): float(m.group(2)) for m in re.finditer(
+            r"icount (.+): ([\d.]+) instructions per call", ic.stdout)}
+        for v, n in icn.items():
+            rows.append({"name": f"{tag}e2_calls_poly: {v}", "unit":
+                         "instructions/call (patched path, single-stepped)",
+                         "median": n, "ci_low": n, "ci_high": n, "n": 1,
+                         "outliers": 0, "lane": "single-step"})
+        if icn:
+            said_.append(f"{tag}instructions per call, single-stepped on "
+                         "the patched path: " + ", ".join(
+                             f"{POLY_SHORT.get(v, v)} {n:.2f}"
+                             for v, n in icn.items()))
+        else:
+            said_.append(f"{tag}instructions per call not counted "
+                         f"(single-stepping failed: exit {ic.returncode})")
+        # callgrind: simulated I1 and predictors (static: the detour)
+        names = {fn: f"{tag}e2_calls_poly: {v}" + (
+            DETOUR if v == "static call" else "") for fn, v in POLY_CG.items()}
+        cg = callgrind_run(bindir, prog, tmp, ["callgrind", "20000"],
+                           names=names, per="call")
+        rows += cg["rows"]
+        if not cg["skipped"]:
+            cgs = {names[fn]: POLY_SHORT[v] for fn, v in POLY_CG.items()}
+            said_.append(f"{tag}callgrind per call (static: its detour): "
+                         "instructions "
+                         + cg_said(cg["rows"], "instructions", cgs, "{:.2f}")
+                         + "; I1 misses "
+                         + cg_said(cg["rows"], "I1 misses", cgs, "{:.3f}")
+                         + "; simulated indirect mispredicts "
+                         + cg_said(cg["rows"], "indirect branch mispredicts",
+                                   cgs, "{:.3f}"))
+        # bytes: a function of 4 call sites of each kind (nm -S; in the
+        # cfi-icall build a function's body is <name>.cfi)
+        sfx = ".cfi" if prog == POLY_CFI else ""
+        sizes = nm_rows(path, {fn + sfx: f"{tag}bytes of a function of 4 "
+                               f"calls: {v}" for v, fn in POLY_FN.items()})
+        rows += sizes
+        b = {r["name"].rsplit(": ", 1)[1]: r["median"] for r in sizes}
+        if "direct call" in b:
+            said_.append(f"{tag}bytes in line per call site (a function's "
+                         "bytes over its 4 sites, a direct call's 5 as the "
+                         "reference): " + ", ".join(
+                             f"{POLY_SHORT[v]} "
+                             f"{(n - b['direct call']) / 4 + 5:.1f}"
+                             for v, n in b.items()
+                             if v != "inline (no call)")
+                         + (f"; out of line, a static call site's detour "
+                            f"{det.group(1)} bytes" if det else ""))
+        notes.append(f"{prog}: {patched} of 4 static call sites of vs_000 "
+                     "patched to their target" + (
+                         " (the rest on their detour: the static call rows "
+                         "measure it)" if patched < 4 else "") + (
+                         "; with cfi-icall a function's address is its "
+                         "jump table entry (a jmp), so a static call site "
+                         "calls that jmp" if prog == POLY_CFI else ""))
+    return rows, comps, said_, notes
 
 
 def run(bindir, quick, tmp):
@@ -19,6 +171,9 @@ def run(bindir, quick, tmp):
     call, and what users call through instead (a function pointer, a PLT
     call, a GNU ifunc, target_clones), in a chain x = f(x) (each call
     depends on the last). e2_calls interleaves them round by round.
+    Then the regime static calls exist for (poly_rows): many sites, many
+    targets, a random order, the ops table with its implementations
+    alive, retpoline and cfi-icall builds.
     And the seed's own chain, lock/unlock pairs through direct calls, an
     ops table, static calls, a native unlock (bench/e2_pvlock.c)."""
     out = os.path.join(tmp, "e2.json")
@@ -45,6 +200,9 @@ def run(bindir, quick, tmp):
     prows, pcomps = chain_perf(recs, praw)
     rows += prows
     comps += pcomps
+    prow, pcomp, psaid, pnotes = poly_rows(bindir, quick, tmp)
+    rows += prow
+    comps += pcomp
     b = base["ns_per_call"]
     aa = compare("direct call (odd rounds)", b[1::2],
                  "direct call (even rounds)", b[0::2])
@@ -104,10 +262,19 @@ def run(bindir, quick, tmp):
                   + cg_said(cg["rows"], "instructions", short, "{:.1f}")
                   + "; indirect mispredicts per call: "
                   + cg_said(cg["rows"], "indirect branch mispredicts",
-                            short, "{:.3f}")))
-    return {"id": "E2", "seed": "002",
+                            short, "{:.3f}"))
+               + "; many sites, many targets, a random order "
+               "(e2_calls_poly), ns per call against direct calls: "
+               + "; ".join(psaid))
+    # the report's table (more than report.MAX_TABLE rows): every clock,
+    # single-step and static row; the callgrind rows are in the JSON, the
+    # plots and the verdict
+    summary = [r["name"] for r in rows
+               if r["lane"] in ("clock", "single-step", "static")]
+    return {"id": "E2", "seed": "002", "summary": summary,
             "title": "indirect vs direct vs static call (x = f(x) chain; "
-                     "the seed's lock/unlock chain)",
+                     "many sites and targets in a random order, retpoline "
+                     "and cfi-icall; the seed's lock/unlock chain)",
             "rows": rows, "comparisons": comps,
             "aa": {"ratio": aa["ratio"], "p_value": aa["p_value"]},
             "lane_note": note + (
@@ -115,6 +282,16 @@ def run(bindir, quick, tmp):
                 "measuring thread's counters (hardware: user space), per "
                 "call, over the clock rows' batches (bench/common/perfctr.h)"
                 if prows else "")
+                         + "; e2_calls_poly rows: 512 (or 32) functions "
+                         "of 4 dependent calls each over 64 targets, "
+                         "called through a table in a random order, one "
+                         "sample a batch's ns per call (a quarter of the "
+                         "dispatch, a mispredicted indirect call, and of "
+                         "the work between calls included: the inline "
+                         "floor's time); single-step rows: instructions "
+                         "per call on the patched path, ptrace "
+                         "single-stepping a forked copy over 100 and 200 "
+                         "random functions; " + "; ".join(pnotes)
                          + "; lock/unlock rows: bench/e2_pvlock.c "
                          "(1 thread: CPU time; 2 threads on one lock: wall "
                          "time), their callgrind rows (v_*): " + CG_NOTE,
