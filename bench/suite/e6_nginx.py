@@ -1,0 +1,772 @@
+# SPDX-License-Identifier: MIT
+"""E6: nginx 1.22.1 with its debug checks as flags and as a static key (a
+real server nobody here wrote).
+
+nginx's --with-debug build has an ngx_log_debug*() check at each of some
+1,300 places of its source: a test of the log's level, a branch around the
+call that writes the line. bench/e6/ngx_log.h.patch puts a static key in
+front of that test (the key is defined, and control of a worker asked for,
+by the nginx add-on bench/e6/ngx_switchyard). Three builds of Debian's
+source (the orig tarball of nginx 1.22.1, fetched and checked against the
+sha256 of bookworm's .dsc, cached with the builds under
+$XDG_CACHE_HOME/switchyard/bench/e6): no debug, --with-debug (flags),
+--with-debug + the key. All three are configured alike, nginx's own
+compiler flags, --without-http_rewrite_module --without-http_gzip_module
+(no PCRE, no zlib: nothing to install, and neither is in the path of a
+static file).
+
+Not in --quick, nor in a run that names no experiment: it downloads a
+source tarball (a network), builds nginx three times (about a minute
+cold, cached after) and takes about 5 minutes. Ask for it by name:
+`switchyard bench E6` (with --quick: fewer, shorter rounds). It needs wrk
+(installed with apt-get when missing and run as root, else a SKIP), and
+valgrind for its instruction counts."""
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+
+from .lanes import BenchFailed, seed_rows
+from .machine import pin_cpu
+from .stats import compare, find, median, said
+
+PROGRAMS = []   # nginx is built here, not by CMake
+VERSION = "1.22.1"
+TARBALL = f"nginx_{VERSION}.orig.tar.gz"
+# Checksums-Sha256 of nginx_1.22.1-9+deb12u9.dsc (bookworm)
+SHA256 = "9ebb333a9e82b952acd3e2b4aeb1d4ff6406f72491bab6cd9fe69f0dea737f31"
+URL = f"https://deb.debian.org/debian/pool/main/n/nginx/{TARBALL}"
+COMMON = ["--without-http_rewrite_module", "--without-http_gzip_module"]
+NODEBUG = "no debug"
+FLAGS = "debug checks as flags"
+KEYS = "debug checks as a static key"
+BUILDS = ((NODEBUG, "nodebug"), (FLAGS, "flags"), (KEYS, "keys"))
+KEY = "ngx_debug_key"
+CONNS = 16      # wrk's connections, one wrk thread
+# the two configurations: wrk's default keep-alive (nginx closes a
+# connection after its 1,000th request: keepalive_requests), and a new
+# connection per request
+CONFIGS = (("keep-alive", False),
+           ("connection per request", True))
+# callgrind: requests served in the short and the long run
+CG_N = {False: (100, 1100), True: (50, 550)}
+CTL_N = 20      # requests per configuration in the control demonstration
+
+
+def log(msg):
+    print(f"== E6: {msg}", file=sys.stderr, flush=True)
+
+
+class Skip(Exception):
+    """Something E6 needs is missing: the experiment says SKIP and why."""
+
+
+# ---- fetching and building ------------------------------------------------
+
+def cache_dir():
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                        os.path.join(os.path.expanduser("~"), ".cache"),
+                        "switchyard", "bench", "e6")
+
+
+def e6_dir(bindir):
+    """bench/e6 (the patch and the add-on): beside suite/ in a source tree
+    and an install, else under the source directory a build tree's
+    CMakeCache.txt names."""
+    cands = [os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "e6")]
+    src = cmake_home(bindir)
+    if src:
+        cands.append(os.path.join(src, "bench", "e6"))
+    return next((c for c in cands
+                 if os.path.exists(os.path.join(c, "ngx_log.h.patch"))),
+                None)
+
+
+def cmake_home(bindir):
+    try:
+        with open(os.path.join(bindir, "..", "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(1 << 16), b""):
+            h.update(b)
+    return h.hexdigest()
+
+
+def fetch(cache):
+    """The pinned tarball, downloaded once (or put there by hand)."""
+    path = os.path.join(cache, TARBALL)
+    if os.path.exists(path) and sha256(path) == SHA256:
+        return path
+    log(f"downloading {URL}")
+    part = path + ".part"
+    try:
+        with urllib.request.urlopen(URL, timeout=120) as r, \
+                open(part, "wb") as f:
+            shutil.copyfileobj(r, f)
+    except OSError as e:
+        raise Skip(f"cannot download {URL} ({e}); put the file in {cache} "
+                   f"(sha256 {SHA256})")
+    got = sha256(part)
+    if got != SHA256:
+        os.unlink(part)
+        raise BenchFailed(f"{URL}: sha256 {got}, expected {SHA256}")
+    os.replace(part, path)
+    return path
+
+
+def switchyard_dev(bindir):
+    """(include directory, library directory) of the switchyard that
+    built bindir's programs: a build tree's sources and library, or an
+    install's (its switchyard.pc)."""
+    src = cmake_home(bindir)
+    build = os.path.normpath(os.path.join(bindir, ".."))
+    if src:
+        if not os.path.exists(os.path.join(build, "libswitchyard.so")):
+            subprocess.run(["cmake", "--build", build, "--target",
+                            "switchyard"], stdout=sys.stderr)
+        if os.path.exists(os.path.join(build, "libswitchyard.so")):
+            return os.path.join(src, "include"), build
+        raise BenchFailed(f"no libswitchyard.so in {build}")
+    # an install: <prefix>/libexec/switchyard/bench
+    prefix = os.path.normpath(os.path.join(bindir, "..", "..", ".."))
+    for pc in sorted(glob.glob(os.path.join(prefix, "lib*", "pkgconfig",
+                                            "switchyard.pc")) +
+                     glob.glob(os.path.join(prefix, "lib", "*", "pkgconfig",
+                                            "switchyard.pc"))):
+        var = {}
+        with open(pc) as f:
+            for line in f:
+                m = re.match(r"(\w+)=(.*)", line.strip())
+                if m:
+                    var[m.group(1)] = re.sub(r"\$\{(\w+)\}",
+                                             lambda x: var.get(x.group(1),
+                                                               ""),
+                                             m.group(2))
+        if "libdir" in var and "includedir" in var:
+            return var["includedir"], var["libdir"]
+    raise Skip(f"no switchyard.pc under {prefix}")
+
+
+def tree_hash(paths):
+    h = hashlib.sha256()
+    for p in paths:
+        for root, dirs, files in sorted(os.walk(p)) if os.path.isdir(p) \
+                else [(os.path.dirname(p), [], [os.path.basename(p)])]:
+            dirs.sort()
+            for n in sorted(files):
+                h.update(n.encode())
+                with open(os.path.join(root, n), "rb") as f:
+                    h.update(f.read())
+    return h.hexdigest()
+
+
+def need(tool, pkg):
+    """The path of tool; apt-get installs it when missing and allowed (as
+    root, with apt-get); else Skip."""
+    path = shutil.which(tool)
+    if path:
+        return path
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        log(f"{tool} not installed: apt-get install -y {pkg}")
+        subprocess.run(["apt-get", "install", "-y", pkg], stdout=sys.stderr,
+                       env=dict(os.environ,
+                                DEBIAN_FRONTEND="noninteractive"))
+        path = shutil.which(tool)
+    if not path:
+        raise Skip(f"{tool} not installed (Debian package {pkg})")
+    return path
+
+
+def build_all(bindir):
+    """The three nginx builds: {variant: path of the nginx binary}, and the
+    patched source tree. One patched tree, three build directories
+    (configure --builddir): without NGX_SWITCHYARD the patched macros
+    expand as before."""
+    for tool, pkg in (("cc", "gcc"), ("make", "make"), ("patch", "patch")):
+        need(tool, pkg)
+    e6 = e6_dir(bindir)
+    if not e6:
+        raise BenchFailed("bench/e6 (the patch and the nginx add-on) not "
+                          "found")
+    cache = cache_dir()
+    os.makedirs(cache, exist_ok=True)
+    tgz = fetch(cache)
+    inc, lib = switchyard_dev(bindir)
+    mine = tree_hash([os.path.join(e6, "ngx_log.h.patch"),
+                      os.path.join(e6, "ngx_switchyard")])
+    src = os.path.join(cache, f"nginx-{VERSION}-{mine[:12]}")
+    if not os.path.exists(os.path.join(src, ".e6-patched")):
+        log(f"unpacking and patching nginx {VERSION} in {src}")
+        shutil.rmtree(src, ignore_errors=True)
+        tmp = tempfile.mkdtemp(dir=cache)
+        with tarfile.open(tgz) as t:
+            if hasattr(tarfile, "data_filter"):
+                t.extractall(tmp, filter="data")
+            else:
+                t.extractall(tmp)
+        os.replace(os.path.join(tmp, f"nginx-{VERSION}"), src)
+        os.rmdir(tmp)
+        with open(os.path.join(e6, "ngx_log.h.patch")) as f:
+            p = subprocess.run(["patch", "-p1", "-s"], cwd=src, stdin=f,
+                               capture_output=True, text=True)
+        if p.returncode:
+            raise BenchFailed(f"ngx_log.h.patch does not apply: "
+                              f"{(p.stdout + p.stderr).strip()}")
+        open(os.path.join(src, ".e6-patched"), "w").close()
+    # the keyed build depends on switchyard's headers (how a site is
+    # emitted); the library is loaded at run time (RUNPATH)
+    hdrs = tree_hash([os.path.join(inc, "switchyard")])
+    out = {}
+    for variant, slug in BUILDS:
+        args = list(COMMON)
+        if slug != "nodebug":
+            args.append("--with-debug")
+        if slug == "keys":
+            args += [f"--add-module={os.path.join(e6, 'ngx_switchyard')}",
+                     f"--with-cc-opt=-I{inc}",
+                     f"--with-ld-opt=-L{lib} -Wl,-rpath,{lib}"]
+        bdir = os.path.join(src, f"objs-{slug}")
+        stamp = json.dumps({"args": args,
+                            "headers": hdrs if slug == "keys" else None})
+        nginx = os.path.join(bdir, "nginx")
+        try:
+            with open(os.path.join(bdir, ".e6-stamp")) as f:
+                if f.read() == stamp and os.path.exists(nginx):
+                    out[variant] = nginx
+                    continue
+        except OSError:
+            pass
+        log(f"building nginx: {variant}")
+        shutil.rmtree(bdir, ignore_errors=True)
+        for cmd in (["./configure", f"--builddir={bdir}", *args],
+                    ["make", "-f", os.path.join(bdir, "Makefile"), "-j2"]):
+            p = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+            if p.returncode:
+                tail = (p.stdout + p.stderr).strip().splitlines()[-5:]
+                raise BenchFailed(f"nginx {variant}: {cmd[0]} failed: "
+                                  + " / ".join(tail))
+        with open(os.path.join(bdir, ".e6-stamp"), "w") as f:
+            f.write(stamp)
+        out[variant] = nginx
+    return out, src
+
+
+# ---- running nginx --------------------------------------------------------
+
+def cpus():
+    """(server CPU, client CPU): nginx (master and worker) on the CPU the
+    suite pins to, wrk on another; (None, None) where pinning is not
+    possible."""
+    srv = pin_cpu()
+    if srv is None:
+        return None, None
+    other = sorted(c for c in os.sched_getaffinity(0) if c != srv)
+    return (srv, other[0]) if other else (None, None)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+CONF = """# written by bench/suite/e6_nginx.py: nginx's own conf/nginx.conf,
+# its access log off (a write per request to a file growing by hundreds of
+# megabytes), on a port of 127.0.0.1
+worker_processes 1;
+master_process {master};
+daemon off;
+error_log {errlog} {level};
+pid {prefix}/nginx.pid;
+events {{
+    worker_connections 1024;
+}}
+http {{
+    include mime.types;
+    default_type application/octet-stream;
+    access_log off;
+    sendfile on;
+    keepalive_timeout 65;
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        location / {{
+            root {html};
+            index index.html index.htm;
+        }}
+        error_page 500 502 503 504 /50x.html;
+        location = /50x.html {{
+            root {html};
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    """One nginx: a prefix of its own (conf, logs, temp files) under a
+    directory the workers can read (nginx started as root runs them as
+    nobody, as a real server does), the tarball's html/ as its root."""
+
+    def __init__(self, binary, src, top, name, master=True, level="notice",
+                 cpu=None, env=None, valgrind=None):
+        self.prefix = os.path.join(top, name)
+        os.makedirs(os.path.join(self.prefix, "conf"))
+        os.makedirs(os.path.join(self.prefix, "logs"))
+        html = os.path.join(self.prefix, "html")
+        shutil.copytree(os.path.join(src, "html"), html)
+        shutil.copy(os.path.join(src, "conf", "mime.types"),
+                    os.path.join(self.prefix, "conf"))
+        self.port = free_port()
+        self.errlog = os.path.join(self.prefix, "logs", "error.log")
+        with open(os.path.join(self.prefix, "conf", "nginx.conf"), "w") as f:
+            f.write(CONF.format(master="on" if master else "off",
+                                errlog=self.errlog, level=level,
+                                prefix=self.prefix, port=self.port,
+                                html=html))
+        cmd = [binary, "-p", self.prefix + "/", "-c", "conf/nginx.conf"]
+        if valgrind:
+            cmd = valgrind + cmd
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith("SWITCHYARD_")}
+        e.update(env or {})
+
+        def pre():
+            os.setsid()     # its own group: stopped as one at the end
+            if cpu is not None:
+                os.sched_setaffinity(0, {cpu})
+        self.out = open(os.path.join(self.prefix, "logs", "stderr"), "w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self.out, stderr=self.out,
+                                     env=e, preexec_fn=pre)
+        self.wait_up(120 if valgrind else 20)
+        self.worker = self.child() if master else self.proc.pid
+
+    def wait_up(self, secs):
+        end = time.monotonic() + secs
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                self.out.seek(0)
+                raise BenchFailed(f"nginx exited {self.proc.returncode}: "
+                                  + " / ".join(self.out.read().strip()
+                                               .splitlines()[-3:]))
+            try:
+                socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise BenchFailed(f"nginx did not listen on {self.port} in {secs} s")
+
+    def child(self):
+        """The worker: the master's one child."""
+        p = self.proc.pid
+        for _ in range(100):
+            try:
+                with open(f"/proc/{p}/task/{p}/children") as f:
+                    kids = f.read().split()
+            except OSError:
+                kids = []
+            if kids:
+                return int(kids[0])
+            time.sleep(0.05)
+        raise BenchFailed("nginx started no worker")
+
+    def cpu_ns(self):
+        """The worker's time on a CPU so far, ns (user and kernel)."""
+        with open(f"/proc/{self.worker}/schedstat") as f:
+            return int(f.read().split()[0])
+
+    def stop(self):
+        """SIGQUIT: nginx's graceful shutdown (callgrind writes its counts
+        at the exit); the group killed if it hangs."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.out.close()
+
+
+def wrk_round(wrk, srv, secs, close, cpu):
+    """One wrk run against srv: (requests/s, worker us per request)."""
+    cmd = [wrk, "-t1", f"-c{CONNS}", f"-d{secs}s"]
+    if close:
+        cmd += ["-H", "Connection: close"]
+    cmd.append(f"http://127.0.0.1:{srv.port}/")
+    t0 = srv.cpu_ns()
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=secs + 60,
+                       preexec_fn=(lambda: os.sched_setaffinity(0, {cpu}))
+                       if cpu is not None else None)
+    t1 = srv.cpu_ns()
+    n = re.search(r"(\d+) requests in", p.stdout)
+    rps = re.search(r"Requests/sec:\s*([\d.]+)", p.stdout)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", p.stdout)
+    if p.returncode or not n or not rps or bad or int(n.group(1)) == 0:
+        raise BenchFailed(f"wrk {' '.join(cmd[1:])}: exit {p.returncode}: "
+                          + " / ".join((p.stdout + p.stderr).strip()
+                                       .splitlines()[-3:]))
+    return float(rps.group(1)), (t1 - t0) / 1e3 / int(n.group(1))
+
+
+def get(port, n, close):
+    """n GET / over keep-alive connections (reconnecting when nginx
+    closes one) or one connection each; checks each status."""
+    req = (b"GET / HTTP/1.1\r\nHost: localhost\r\n" +
+           (b"Connection: close\r\n" if close else b"") + b"\r\n")
+    s, buf, done = None, b"", 0
+    while done < n:
+        if s is None:
+            s, buf = socket.create_connection(("127.0.0.1", port),
+                                              timeout=60), b""
+        s.sendall(req)
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(65536)
+            if not d:
+                raise BenchFailed("nginx closed a connection mid-response")
+            buf += d
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise BenchFailed(f"nginx answered {head.splitlines()[0]!r}")
+        m = re.search(rb"\r\ncontent-length: *(\d+)", head, re.I)
+        length = int(m.group(1)) if m else 0
+        while len(buf) < length:
+            d = s.recv(65536)
+            if not d:
+                raise BenchFailed("nginx closed a connection mid-body")
+            buf += d
+        buf = buf[length:]
+        done += 1
+        if close or re.search(rb"\r\nconnection: *close", head, re.I):
+            s.close()
+            s = None
+    if s:
+        s.close()
+
+
+# ---- the lanes ------------------------------------------------------------
+
+def clock(builds, src, top, wrk, rounds, secs):
+    """Interleaved rounds: per round, per configuration, each build in turn
+    (A B C A B C ...), all three servers up throughout."""
+    srv_cpu, cli_cpu = cpus()
+    servers = {}
+    recs = {}
+    try:
+        for v, slug in BUILDS:
+            servers[v] = Nginx(builds[v], src, top, f"clock-{slug}",
+                               cpu=srv_cpu)
+        for cfg, close in CONFIGS:     # warm-up, not kept
+            for v, _ in BUILDS:
+                wrk_round(wrk, servers[v], 1, close, cli_cpu)
+        for r in range(rounds):
+            for cfg, close in CONFIGS:
+                for v, _ in BUILDS:
+                    rps, us = wrk_round(wrk, servers[v], secs, close,
+                                        cli_cpu)
+                    recs.setdefault((cfg, "requests/s", v), []).append(rps)
+                    recs.setdefault((cfg, "us/request", v), []).append(us)
+    finally:
+        for s in servers.values():
+            s.stop()
+    out = []
+    for cfg, _ in CONFIGS:
+        for unit, what in (("requests/s", "requests/s"),
+                           ("us/request", "worker CPU per request")):
+            for v, _ in BUILDS:
+                out.append({"loop": f"{cfg}: {what}", "variant": v,
+                            "unit": unit, "samples": recs[(cfg, unit, v)]})
+    return out, srv_cpu, cli_cpu
+
+
+def cg_total(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1])
+    raise BenchFailed(f"{path}: no totals line")
+
+
+def callgrind(builds, src, top, valgrind):
+    """Instructions per request: nginx as one process (master_process
+    off) under callgrind, serving n1 and then n2 requests in two runs;
+    per request = (I(n2) - I(n1)) / (n2 - n1), start-up and exit cancel
+    out. {(configuration, variant): (per request, start-up and exit)}."""
+    out = {}
+    for cfg, close in CONFIGS:
+        n1, n2 = CG_N[close]
+        for v, slug in BUILDS:
+            tot = []
+            for n in (n1, n2):
+                name = f"cg-{slug}-{'close' if close else 'ka'}-{n}"
+                cgf = os.path.join(top, name + ".out")
+                srv = Nginx(builds[v], src, top, name, master=False,
+                            valgrind=[valgrind, "--tool=callgrind",
+                                      "--smc-check=all",
+                                      f"--callgrind-out-file={cgf}"])
+                try:
+                    # the wait for the port made a connection: the same in
+                    # both runs, it cancels out
+                    get(srv.port, n, close)
+                finally:
+                    srv.stop()
+                tot.append(cg_total(cgf))
+            per = (tot[1] - tot[0]) / (n2 - n1)
+            out[(cfg, v)] = (per, tot[0] - n1 * per)
+    return out
+
+
+def tool(bindir):
+    for c in (os.path.join(bindir, "..", "tools", "switchyard"),
+              os.path.join(bindir, "..", "..", "..", "bin", "switchyard"),
+              shutil.which("switchyard") or ""):
+        if c and os.access(c, os.X_OK):
+            return os.path.normpath(c)
+    return None
+
+
+def sites(sy, pid):
+    """The key in process pid, from `switchyard list --json PID`:
+    {"enabled", "sites", "jumping" (sites that jump now), "first" (the
+    first site: function+offset and its bytes)}."""
+    p = subprocess.run([sy, "list", "--json", str(pid)],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode:
+        raise BenchFailed(f"switchyard list {pid}: {p.stderr.strip()}")
+    for k in json.loads(p.stdout).get("keys", []):
+        if k.get("name") == KEY:
+            ss = k.get("site_list") or []
+            f = ss[0] if ss else {}
+            return {"enabled": bool(k.get("enabled")),
+                    "sites": k.get("sites"),
+                    "jumping": sum(1 for s in ss if s.get("jumps")),
+                    "first": f"{f.get('function')}+{f.get('offset', 0):#x} "
+                             f"[{f.get('bytes')}]"}
+    raise BenchFailed(f"switchyard list {pid}: no key {KEY}")
+
+
+def debug_lines(path):
+    with open(path, errors="replace") as f:
+        return sum(1 for line in f if "[debug]" in line)
+
+
+def control(bindir, builds, src, top):
+    """The keyed nginx as a server runs: master and one worker (as nobody
+    when started as root), SWITCHYARD_CONTROL=1, error_log at debug level.
+    The worker's key listed, turned on and off with the tool, the debug
+    lines of its log counted per request in both configurations. A dict
+    for the report, or None with why not."""
+    sy = tool(bindir)
+    if not sy:
+        return None, "the switchyard tool was not found"
+    srv = Nginx(builds[KEYS], src, top, "control", level="debug",
+                env={"SWITCHYARD_CONTROL": "1"})
+    n = CTL_N
+    res = {"worker": srv.worker, "master": srv.proc.pid}
+    try:
+        res["before"] = sites(sy, srv.worker)
+        d0 = debug_lines(srv.errlog)
+        for _, close in CONFIGS:
+            get(srv.port, n, close)
+        res["lines_off"] = debug_lines(srv.errlog) - d0
+        p = subprocess.run([sy, "set", str(srv.worker), KEY, "on"],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode:
+            raise BenchFailed(f"switchyard set {srv.worker} {KEY} on: "
+                              f"{p.stderr.strip()}")
+        res["after"] = sites(sy, srv.worker)
+        res["master_after"] = sites(sy, srv.proc.pid)
+        for cfg, close in CONFIGS:
+            d0 = debug_lines(srv.errlog)
+            get(srv.port, n, close)
+            res[f"lines_on {cfg}"] = (debug_lines(srv.errlog) - d0) / n
+        subprocess.run([sy, "set", str(srv.worker), KEY, "off"],
+                       capture_output=True, text=True, timeout=60)
+        res["off_again"] = sites(sy, srv.worker)
+        d0 = debug_lines(srv.errlog)
+        get(srv.port, n, False)
+        res["lines_off_again"] = debug_lines(srv.errlog) - d0
+    finally:
+        srv.stop()
+    return res, None
+
+
+def text_bytes(path):
+    """.text of an ELF file (size -A)."""
+    p = subprocess.run(["size", "-A", path], capture_output=True, text=True)
+    m = re.search(r"^\.text\s+(\d+)", p.stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
+def static_row(name, unit, v, lane="static"):
+    return {"name": name, "unit": unit, "median": v, "ci_low": v,
+            "ci_high": v, "n": 1, "outliers": 0, "lane": lane}
+
+
+# ---- the experiment -------------------------------------------------------
+
+def run(bindir, quick, tmp):
+    """Requests/s and the worker's CPU time per request, from wrk (one
+    thread, 16 connections) on one CPU against nginx (master and one
+    worker) on the other, in interleaved rounds (15 of 2 s; --quick 5 of
+    1 s), keep-alive and a connection per request; instructions per
+    request from callgrind; .text bytes and key sites; the key turned on
+    and off in a running worker with the switchyard tool."""
+    title = ("nginx with its debug checks as flags and as keys "
+             f"(nginx {VERSION}, wrk; callgrind; control of a worker)")
+    try:
+        wrk = need("wrk", "wrk")
+        builds, src = build_all(bindir)
+    except Skip as e:
+        log(f"SKIP: {e}")
+        return {"id": "E6", "seed": "-", "title": title, "rows": [],
+                "comparisons": [], "verdict": f"SKIP: {e}"}
+    rounds, secs = (5, 1) if quick else (15, 2)
+    # a directory nginx's workers can read when they run as nobody
+    top = tempfile.mkdtemp(prefix="sy-e6-", dir=tmp)
+    os.chmod(tmp, 0o755)
+    os.chmod(top, 0o755)
+    log(f"{rounds} rounds of {secs} s x {len(CONFIGS)} configurations x "
+        f"{len(BUILDS)} builds")
+    recs, srv_cpu, cli_cpu = clock(builds, src, top, wrk, rounds, secs)
+    rows, comps, aa = seed_rows(recs)
+    got = {f"{r['loop']}: {r['variant']}": r["samples"] for r in recs}
+    for cfg, _ in CONFIGS:
+        for what in ("requests/s", "worker CPU per request"):
+            a = f"{cfg}: {what}: {KEYS}"
+            b = f"{cfg}: {what}: {FLAGS}"
+            comps.append(dict(compare(a, got[a], b, got[b]), lane="clock"))
+    valgrind = shutil.which("valgrind")
+    cg = {}
+    if valgrind:
+        log("callgrind: instructions per request")
+        cg = callgrind(builds, src, top, valgrind)
+        for (cfg, v), (per, start) in cg.items():
+            rows.append(static_row(f"{cfg}: instructions per request: {v}",
+                                   "instructions/request", per, "callgrind"))
+        for (cfg, v), (per, start) in cg.items():
+            if cfg == CONFIGS[0][0]:
+                rows.append(static_row(f"start-up and exit: {v}",
+                                       "instructions", start, "callgrind"))
+    for v, _ in BUILDS:
+        t = text_bytes(builds[v])
+        if t is not None:
+            rows.append(static_row(f".text: {v}", "bytes", t))
+    log("control of a running worker")
+    ctl, why = control(bindir, builds, src, top)
+    if ctl:
+        rows.append(static_row(f"key sites in the binary ({KEY})", "sites",
+                               float(ctl["before"]["sites"])))
+        for cfg, _ in CONFIGS:
+            rows.append(static_row(
+                f"{cfg}: debug lines per request, key on, error_log debug",
+                "lines/request", ctl[f"lines_on {cfg}"], "control"))
+    pin = (f"nginx (master and worker) pinned to CPU {srv_cpu}, wrk to CPU "
+           f"{cli_cpu}" if srv_cpu is not None else "unpinned (one CPU or "
+           "pinning refused)")
+    note = (
+        f"nginx {VERSION} (Debian's orig tarball, sha256 {SHA256[:16]}...), "
+        "built three ways by nginx's own configure and compiler flags (-O), "
+        "all --without-http_rewrite_module --without-http_gzip_module: no "
+        "debug; --with-debug (each ngx_log_debug*() site tests its log's "
+        "level: a load, a test, a branch); --with-debug with "
+        "bench/e6/ngx_log.h.patch and the add-on bench/e6/ngx_switchyard "
+        f"({KEY} in front of that test; off, a site is one 2-byte "
+        "instruction that does not branch). One patched source tree for "
+        "the three. Clock lane: each build an nginx with master_process on "
+        f"and worker_processes 1, {pin}; wrk -t1 -c{CONNS} for {secs} s per "
+        f"sample, {rounds} interleaved rounds (per round and configuration "
+        "each build in turn, the three servers up throughout, one warm-up "
+        "run each), nginx's shipped nginx.conf serving its index.html (615 "
+        "bytes) with the access log off; keep-alive (wrk's default; nginx "
+        "closes a connection after 1,000 requests) and a new connection per "
+        "request (Connection: close: accept, the connection's set-up and "
+        "teardown, where nginx's debug sites are densest, per request). "
+        "Worker CPU per request: the worker's time on a CPU "
+        "(/proc/PID/schedstat: user and kernel, its share of the TCP work "
+        "included) over wrk's request count: what the server spends, "
+        "whichever side limits the rate. Callgrind lane: nginx as one "
+        "process (master_process off) under valgrind --tool=callgrind "
+        "--smc-check=all, serving n1 then n2 requests from a client of the "
+        f"suite (keep-alive {CG_N[False][0]} and {CG_N[False][1]}, a "
+        f"connection each {CG_N[True][0]} and {CG_N[True][1]}) in two runs: "
+        "per request (I(n2) - I(n1)) / (n2 - n1), nginx's user-space "
+        "instructions and its libraries', none of the kernel's; start-up "
+        "and exit what is left of I(n1). Static lane: size -A; the key's "
+        "sites in the running worker (switchyard list PID)")
+    return {"id": "E6", "seed": "-", "title": title, "rows": rows,
+            "comparisons": comps, "aa": aa, "lane_note": note,
+            "control": ctl,
+            "verdict": verdict(comps, cg, ctl, why)}
+
+
+def verdict(comps, cg, ctl, why):
+    parts = []
+    for cfg, _ in CONFIGS:
+        r = lambda a, b, w="requests/s": said(find(
+            comps, f"{cfg}: {w}: {a}", f"{cfg}: {w}: {b}"))
+        w = "worker CPU per request"
+        s = (f"{cfg}: requests/s flags vs no debug {r(FLAGS, NODEBUG)}, "
+             f"keys vs flags {r(KEYS, FLAGS)}, keys vs no debug "
+             f"{r(KEYS, NODEBUG)}; worker CPU per request flags vs no debug "
+             f"{r(FLAGS, NODEBUG, w)}, keys vs flags {r(KEYS, FLAGS, w)}")
+        if cg:
+            nd, fl, ky = (cg[(cfg, v)][0] for v in (NODEBUG, FLAGS, KEYS))
+            s += (f"; instructions per request {nd:,.0f} / {fl:,.0f} / "
+                  f"{ky:,.0f} (no debug / flags / keys: the checks "
+                  f"{fl - nd:+,.0f}, {100 * (fl - nd) / nd:+.1f}%, as "
+                  f"keys {ky - nd:+,.0f}, {100 * (ky - nd) / nd:+.1f}%)")
+        parts.append(s)
+    out = ". ".join(parts) + "."
+    if not cg:
+        out += " Instructions per request not measured: valgrind not " \
+               "installed."
+    if ctl:
+        def st(x):
+            return (f"{'on' if x['enabled'] else 'off'}, {x['jumping']} of "
+                    f"{x['sites']} sites jumping, the first {x['first']}")
+        out += (f" Control: the running worker (PID {ctl['worker']}, its "
+                f"master {ctl['master']}) through its socket: `switchyard "
+                f"list PID`: {KEY} {st(ctl['before'])}; `switchyard set PID "
+                f"{KEY} on`: {st(ctl['after'])} (the master's: "
+                f"{st(ctl['master_after'])}); debug lines in the error log "
+                f"(error_log debug): {ctl['lines_off']} in "
+                f"{2 * CTL_N} requests while off, with it on "
+                + ", ".join(f"{ctl['lines_on ' + c]:.0f} per request ({c})"
+                            for c, _ in CONFIGS)
+                + f"; set off again: {st(ctl['off_again'])}, "
+                f"{ctl['lines_off_again']} lines in {CTL_N} requests.")
+    else:
+        out += f" Control not shown: {why}."
+    # what it means: the flags' cost against the key's
+    ka = find(comps, f"{CONFIGS[0][0]}: worker CPU per request: {FLAGS}",
+              f"{CONFIGS[0][0]}: worker CPU per request: {NODEBUG}")
+    if ka:
+        out += (f" A syscall-bound server: the debug checks as flags cost "
+                f"{100 * (ka['ratio'] - 1):+.1f}% of the worker's CPU per "
+                "keep-alive request"
+                f"{' (not significant)' if ka['verdict'] == '~' else ''}.")
+    return out
