@@ -60,7 +60,7 @@ CONFIGS = (("keep-alive", False),
            ("connection per request", True))
 # callgrind: requests served in the short and the long run
 CG_N = {False: (100, 1100), True: (50, 550)}
-CTL_N = 20      # requests per configuration in the control demonstration
+CTL_N = 100     # requests per configuration in the control demonstration
 
 
 def log(msg):
@@ -139,7 +139,7 @@ def switchyard_dev(bindir):
     built bindir's programs: a build tree's sources and library, or an
     install's (its switchyard.pc)."""
     src = cmake_home(bindir)
-    build = os.path.normpath(os.path.join(bindir, ".."))
+    build = os.path.abspath(os.path.join(bindir, ".."))
     if src:
         if not os.path.exists(os.path.join(build, "libswitchyard.so")):
             subprocess.run(["cmake", "--build", build, "--target",
@@ -148,7 +148,7 @@ def switchyard_dev(bindir):
             return os.path.join(src, "include"), build
         raise BenchFailed(f"no libswitchyard.so in {build}")
     # an install: <prefix>/libexec/switchyard/bench
-    prefix = os.path.normpath(os.path.join(bindir, "..", "..", ".."))
+    prefix = os.path.abspath(os.path.join(bindir, "..", "..", ".."))
     for pc in sorted(glob.glob(os.path.join(prefix, "lib*", "pkgconfig",
                                             "switchyard.pc")) +
                      glob.glob(os.path.join(prefix, "lib", "*", "pkgconfig",
@@ -422,14 +422,24 @@ def wrk_round(wrk, srv, secs, close, cpu):
                        preexec_fn=(lambda: os.sched_setaffinity(0, {cpu}))
                        if cpu is not None else None)
     t1 = srv.cpu_ns()
-    n = re.search(r"(\d+) requests in", p.stdout)
-    rps = re.search(r"Requests/sec:\s*([\d.]+)", p.stdout)
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", p.stdout)
-    if p.returncode or not n or not rps or bad or int(n.group(1)) == 0:
+    got = parse_wrk(p.stdout) if p.returncode == 0 else None
+    if not got:
         raise BenchFailed(f"wrk {' '.join(cmd[1:])}: exit {p.returncode}: "
                           + " / ".join((p.stdout + p.stderr).strip()
                                        .splitlines()[-3:]))
-    return float(rps.group(1)), (t1 - t0) / 1e3 / int(n.group(1))
+    n, rps = got
+    return rps, (t1 - t0) / 1e3 / n
+
+
+def parse_wrk(out):
+    """(requests, requests/s) from wrk's report; None when it has none or
+    counts any answer other than 2xx or 3xx."""
+    n = re.search(r"(\d+) requests in", out)
+    rps = re.search(r"Requests/sec:\s*([\d.]+)", out)
+    if not n or not rps or int(n.group(1)) == 0 or \
+            "Non-2xx or 3xx responses" in out:
+        return None
+    return int(n.group(1)), float(rps.group(1))
 
 
 def get(port, n, close):
