@@ -60,6 +60,7 @@ CONFIGS = (("keep-alive", False),
            ("connection per request", True))
 # callgrind: requests served in the short and the long run
 CG_N = {False: (100, 1100), True: (50, 550)}
+CG_RUNS = 3     # callgrind runs of each count, their median taken
 CTL_N = 100     # requests per configuration in the control demonstration
 
 
@@ -359,8 +360,12 @@ class Nginx:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=self.out, stderr=self.out,
                                      env=e, preexec_fn=pre)
-        self.wait_up(120 if valgrind else 20)
-        self.worker = self.child() if master else self.proc.pid
+        try:
+            self.wait_up(120 if valgrind else 20)
+            self.worker = self.child() if master else self.proc.pid
+        except BenchFailed:
+            self.stop()
+            raise
 
     def wait_up(self, secs):
         end = time.monotonic() + secs
@@ -520,30 +525,53 @@ def cg_total(path):
     raise BenchFailed(f"{path}: no totals line")
 
 
+def cg_run(binary, src, top, valgrind, name, n, close):
+    """One nginx (master_process off) under callgrind serving n requests:
+    its instruction count. A run that fails is tried once more (a port
+    taken between free_port() and nginx's bind, a machine too busy), and
+    says why if it fails again."""
+    why = None
+    for attempt in (1, 2):
+        cgf = os.path.join(top, f"{name}-{attempt}.out")
+        srv = None
+        try:
+            srv = Nginx(binary, src, top, f"{name}-{attempt}", master=False,
+                        valgrind=[valgrind, "--tool=callgrind",
+                                  "--smc-check=all",
+                                  f"--callgrind-out-file={cgf}"])
+            # the wait for the port made a connection: the same in every
+            # run, it cancels out
+            get(srv.port, n, close)
+            srv.stop()
+            return cg_total(cgf)
+        except (OSError, BenchFailed) as e:
+            why = str(e)
+            if srv:
+                srv.stop()
+                with open(srv.out.name) as f:
+                    why += " (valgrind: " + " / ".join(
+                        f.read().strip().splitlines()[-3:]) + ")"
+        log(f"callgrind run {name} failed: {why}")
+    raise BenchFailed(f"callgrind: {why}")
+
+
 def callgrind(builds, src, top, valgrind):
     """Instructions per request: nginx as one process (master_process
-    off) under callgrind, serving n1 and then n2 requests in two runs;
-    per request = (I(n2) - I(n1)) / (n2 - n1), start-up and exit cancel
-    out. {(configuration, variant): (per request, start-up and exit)}."""
+    off) under callgrind, serving n1 and then n2 requests, three runs of
+    each (the event loop's timing moves a count by a few thousand);
+    per request = (I(n2) - I(n1)) / (n2 - n1) from the medians: start-up
+    and exit cancel out. {(configuration, variant): (per request,
+    start-up and exit)}."""
     out = {}
     for cfg, close in CONFIGS:
         n1, n2 = CG_N[close]
         for v, slug in BUILDS:
             tot = []
             for n in (n1, n2):
-                name = f"cg-{slug}-{'close' if close else 'ka'}-{n}"
-                cgf = os.path.join(top, name + ".out")
-                srv = Nginx(builds[v], src, top, name, master=False,
-                            valgrind=[valgrind, "--tool=callgrind",
-                                      "--smc-check=all",
-                                      f"--callgrind-out-file={cgf}"])
-                try:
-                    # the wait for the port made a connection: the same in
-                    # both runs, it cancels out
-                    get(srv.port, n, close)
-                finally:
-                    srv.stop()
-                tot.append(cg_total(cgf))
+                tot.append(median([cg_run(
+                    builds[v], src, top, valgrind,
+                    f"cg-{slug}-{'close' if close else 'ka'}-{n}-{k}", n,
+                    close) for k in range(CG_RUNS)]))
             per = (tot[1] - tot[0]) / (n2 - n1)
             out[(cfg, v)] = (per, tot[0] - n1 * per)
     return out
@@ -670,10 +698,13 @@ def run(bindir, quick, tmp):
             b = f"{cfg}: {what}: {FLAGS}"
             comps.append(dict(compare(a, got[a], b, got[b]), lane="clock"))
     valgrind = shutil.which("valgrind")
-    cg = {}
+    cg, cg_why = {}, "valgrind not installed"
     if valgrind:
         log("callgrind: instructions per request")
-        cg = callgrind(builds, src, top, valgrind)
+        try:
+            cg = callgrind(builds, src, top, valgrind)
+        except BenchFailed as e:
+            cg_why = str(e)
         for (cfg, v), (per, start) in cg.items():
             rows.append(static_row(f"{cfg}: instructions per request: {v}",
                                    "instructions/request", per, "callgrind"))
@@ -686,7 +717,10 @@ def run(bindir, quick, tmp):
         if t is not None:
             rows.append(static_row(f".text: {v}", "bytes", t))
     log("control of a running worker")
-    ctl, why = control(bindir, builds, src, top)
+    try:
+        ctl, why = control(bindir, builds, src, top)
+    except (OSError, BenchFailed) as e:
+        ctl, why = None, str(e)
     if ctl:
         rows.append(static_row(f"key sites in the binary ({KEY})", "sites",
                                float(ctl["before"]["sites"])))
@@ -730,10 +764,10 @@ def run(bindir, quick, tmp):
     return {"id": "E6", "seed": "-", "title": title, "rows": rows,
             "comparisons": comps, "aa": aa, "lane_note": note,
             "control": ctl,
-            "verdict": verdict(comps, cg, ctl, why)}
+            "verdict": verdict(comps, cg, cg_why, ctl, why)}
 
 
-def verdict(comps, cg, ctl, why):
+def verdict(comps, cg, cg_why, ctl, why):
     parts = []
     for cfg, _ in CONFIGS:
         r = lambda a, b, w="requests/s": said(find(
@@ -752,8 +786,7 @@ def verdict(comps, cg, ctl, why):
         parts.append(s)
     out = ". ".join(parts) + "."
     if not cg:
-        out += " Instructions per request not measured: valgrind not " \
-               "installed."
+        out += f" Instructions per request not measured: {cg_why}."
     if ctl:
         def st(x):
             return (f"{'on' if x['enabled'] else 'off'}, {x['jumping']} of "
