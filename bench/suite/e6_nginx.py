@@ -405,13 +405,25 @@ class Nginx:
     def stop(self):
         """SIGQUIT: nginx's graceful shutdown (callgrind writes its counts
         at the exit); the group killed if it hangs."""
-        if self.proc.poll() is None:
+        for _ in range(60):
+            if self.proc.poll() is not None:
+                break
             self.proc.send_signal(signal.SIGQUIT)
             try:
-                self.proc.wait(timeout=60)
+                self.proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+                # a signal that lands between nginx's check of its flags
+                # and epoll_wait() with no timer waits for the next event
+                # (valgrind, which delivers signals at its own points,
+                # makes that window wide): a connection is one
+                try:
+                    socket.create_connection(("127.0.0.1", self.port),
+                                             timeout=1).close()
+                except OSError:
+                    pass
+        else:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
         self.out.close()
 
 
@@ -641,14 +653,34 @@ def control(bindir, builds, src, top):
             d0 = debug_lines(srv.errlog)
             get(srv.port, n, close)
             res[f"lines_on {cfg}"] = (debug_lines(srv.errlog) - d0) / n
-        subprocess.run([sy, "set", str(srv.worker), KEY, "off"],
-                       capture_output=True, text=True, timeout=60)
+        p = subprocess.run([sy, "set", str(srv.worker), KEY, "off"],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode:
+            raise BenchFailed(f"switchyard set {srv.worker} {KEY} off: "
+                              f"{p.stderr.strip()}")
         res["off_again"] = sites(sy, srv.worker)
         d0 = debug_lines(srv.errlog)
         get(srv.port, n, False)
         res["lines_off_again"] = debug_lines(srv.errlog) - d0
     finally:
         srv.stop()
+    # what has to hold: off, no site jumps and no debug line is written;
+    # on, every site of the worker jumps and the lines come, the master's
+    # key untouched
+    b, a, m, o = (res[k] for k in ("before", "after", "master_after",
+                                   "off_again"))
+    bad = [w for w, ok in (
+        ("off at start", not b["enabled"] and b["jumping"] == 0),
+        ("on after set", a["enabled"] and a["jumping"] == a["sites"] > 0),
+        ("the master's key left off", not m["enabled"]),
+        ("no debug line while off", res["lines_off"] == 0 and
+         res["lines_off_again"] == 0),
+        ("debug lines while on", all(res[f"lines_on {c}"] > 0
+                                     for c, _ in CONFIGS)),
+        ("off again", not o["enabled"] and o["jumping"] == 0)) if not ok]
+    res["failed"] = bad
+    if bad:
+        log(f"control: FAILED: not {', not '.join(bad)}")
     return res, None
 
 
@@ -801,7 +833,9 @@ def verdict(comps, cg, cg_why, ctl, why):
                 + ", ".join(f"{ctl['lines_on ' + c]:.0f} per request ({c})"
                             for c, _ in CONFIGS)
                 + f"; set off again: {st(ctl['off_again'])}, "
-                f"{ctl['lines_off_again']} lines in {CTL_N} requests.")
+                f"{ctl['lines_off_again']} lines in {CTL_N} requests"
+                + (f". Control FAILED: not {', not '.join(ctl['failed'])}."
+                   if ctl["failed"] else ": as expected."))
     else:
         out += f" Control not shown: {why}."
     # what it means: the flags' cost against the key's
