@@ -17,7 +17,7 @@ static file).
 
 Not in --quick, nor in a run that names no experiment: it downloads a
 source tarball (a network), builds nginx three times (about a minute
-cold, cached after) and takes about 5 minutes. Ask for it by name:
+cold, cached after) and takes about 7 minutes. Ask for it by name:
 `switchyard bench E6` (with --quick: fewer, shorter rounds). It needs wrk
 (installed with apt-get when missing and run as root, else a SKIP), and
 valgrind for its instruction counts."""
@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -52,16 +53,33 @@ FLAGS = "debug checks as flags"
 KEYS = "debug checks as a static key"
 BUILDS = ((NODEBUG, "nodebug"), (FLAGS, "flags"), (KEYS, "keys"))
 KEY = "ngx_debug_key"
-CONNS = 16      # wrk's connections, one wrk thread
-# the two configurations: wrk's default keep-alive (nginx closes a
-# connection after its 1,000th request: keepalive_requests), and a new
-# connection per request
-CONFIGS = (("keep-alive", False),
-           ("connection per request", True))
-# callgrind: requests served in the short and the long run
-CG_N = {False: (100, 1100), True: (50, 550)}
+
+
+class Config:
+    """A configuration: wrk's connections (one wrk thread), keep-alive or
+    a connection per request, and the requests of callgrind's short and
+    long runs (per connection, round robin)."""
+
+    def __init__(self, name, conns, close, cg):
+        self.name, self.conns, self.close, self.cg = name, conns, close, cg
+        self.slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+# keep-alive, wrk's default (nginx closes a connection after its 1,000th
+# request: keepalive_requests); the same with 1,000 connections: nginx's
+# working set (each connection its pool, buffers, log and events) well
+# beyond the L2, where a flag's load can miss; a new connection per
+# request: nginx's connection set-up and teardown, the densest debug path,
+# every time
+CONFIGS = (Config("keep-alive, 16 connections", 16, False, (100, 1100)),
+           Config("keep-alive, 1,000 connections", 1000, False,
+                  (1000, 3000)),
+           Config("a connection per request", 16, True, (50, 550)))
 CG_RUNS = 3     # callgrind runs of each count, their median taken
-CTL_N = 100     # requests per configuration in the control demonstration
+CTL_N = 100     # requests per path in the control demonstration
+# the control demonstration's paths: requests on one connection, and a
+# connection each
+PATHS = (("keep-alive", False), ("a connection per request", True))
 
 
 def log(msg):
@@ -300,7 +318,7 @@ daemon off;
 error_log {errlog} {level};
 pid {prefix}/nginx.pid;
 events {{
-    worker_connections 1024;
+    worker_connections 4096;
 }}
 http {{
     include mime.types;
@@ -427,10 +445,10 @@ class Nginx:
         self.out.close()
 
 
-def wrk_round(wrk, srv, secs, close, cpu):
+def wrk_round(wrk, srv, secs, cfg, cpu):
     """One wrk run against srv: (requests/s, worker us per request)."""
-    cmd = [wrk, "-t1", f"-c{CONNS}", f"-d{secs}s"]
-    if close:
+    cmd = [wrk, "-t1", f"-c{cfg.conns}", f"-d{secs}s"]
+    if cfg.close:
         cmd += ["-H", "Connection: close"]
     cmd.append(f"http://127.0.0.1:{srv.port}/")
     t0 = srv.cpu_ns()
@@ -459,39 +477,46 @@ def parse_wrk(out):
     return int(n.group(1)), float(rps.group(1))
 
 
-def get(port, n, close):
-    """n GET / over keep-alive connections (reconnecting when nginx
-    closes one) or one connection each; checks each status."""
+def get(port, n, close, conns=1):
+    """n GET / over conns keep-alive connections in turn (one reconnected
+    when nginx closes it), or a connection each; checks each status."""
     req = (b"GET / HTTP/1.1\r\nHost: localhost\r\n" +
            (b"Connection: close\r\n" if close else b"") + b"\r\n")
-    s, buf, done = None, b"", 0
-    while done < n:
-        if s is None:
-            s, buf = socket.create_connection(("127.0.0.1", port),
-                                              timeout=60), b""
-        s.sendall(req)
-        while b"\r\n\r\n" not in buf:
-            d = s.recv(65536)
-            if not d:
-                raise BenchFailed("nginx closed a connection mid-response")
-            buf += d
-        head, buf = buf.split(b"\r\n\r\n", 1)
-        if not head.startswith(b"HTTP/1.1 200"):
-            raise BenchFailed(f"nginx answered {head.splitlines()[0]!r}")
-        m = re.search(rb"\r\ncontent-length: *(\d+)", head, re.I)
-        length = int(m.group(1)) if m else 0
-        while len(buf) < length:
-            d = s.recv(65536)
-            if not d:
-                raise BenchFailed("nginx closed a connection mid-body")
-            buf += d
-        buf = buf[length:]
-        done += 1
-        if close or re.search(rb"\r\nconnection: *close", head, re.I):
-            s.close()
-            s = None
-    if s:
-        s.close()
+    socks = [None] * conns
+    bufs = [b""] * conns
+    try:
+        for i in range(n):
+            k = i % conns
+            if socks[k] is None:
+                socks[k] = socket.create_connection(("127.0.0.1", port),
+                                                    timeout=60)
+                bufs[k] = b""
+            s, buf = socks[k], bufs[k]
+            s.sendall(req)
+            while b"\r\n\r\n" not in buf:
+                d = s.recv(65536)
+                if not d:
+                    raise BenchFailed("nginx closed a connection "
+                                      "mid-response")
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise BenchFailed(f"nginx answered {head.splitlines()[0]!r}")
+            m = re.search(rb"\r\ncontent-length: *(\d+)", head, re.I)
+            length = int(m.group(1)) if m else 0
+            while len(buf) < length:
+                d = s.recv(65536)
+                if not d:
+                    raise BenchFailed("nginx closed a connection mid-body")
+                buf += d
+            bufs[k] = buf[length:]
+            if close or re.search(rb"\r\nconnection: *close", head, re.I):
+                s.close()
+                socks[k] = None
+    finally:
+        for s in socks:
+            if s:
+                s.close()
 
 
 # ---- the lanes ------------------------------------------------------------
@@ -506,26 +531,29 @@ def clock(builds, src, top, wrk, rounds, secs):
         for v, slug in BUILDS:
             servers[v] = Nginx(builds[v], src, top, f"clock-{slug}",
                                cpu=srv_cpu)
-        for cfg, close in CONFIGS:     # warm-up, not kept
+        for cfg in CONFIGS:     # warm-up, not kept
             for v, _ in BUILDS:
-                wrk_round(wrk, servers[v], 1, close, cli_cpu)
+                wrk_round(wrk, servers[v], 1, cfg, cli_cpu)
         for r in range(rounds):
-            for cfg, close in CONFIGS:
+            for cfg in CONFIGS:
                 for v, _ in BUILDS:
-                    rps, us = wrk_round(wrk, servers[v], secs, close,
+                    rps, us = wrk_round(wrk, servers[v], secs, cfg,
                                         cli_cpu)
-                    recs.setdefault((cfg, "requests/s", v), []).append(rps)
-                    recs.setdefault((cfg, "us/request", v), []).append(us)
+                    recs.setdefault((cfg.name, "requests/s", v),
+                                    []).append(rps)
+                    recs.setdefault((cfg.name, "us/request", v),
+                                    []).append(us)
     finally:
         for s in servers.values():
             s.stop()
     out = []
-    for cfg, _ in CONFIGS:
+    for cfg in CONFIGS:
         for unit, what in (("requests/s", "requests/s"),
                            ("us/request", "worker CPU per request")):
             for v, _ in BUILDS:
-                out.append({"loop": f"{cfg}: {what}", "variant": v,
-                            "unit": unit, "samples": recs[(cfg, unit, v)]})
+                out.append({"loop": f"{cfg.name}: {what}", "variant": v,
+                            "unit": unit,
+                            "samples": recs[(cfg.name, unit, v)]})
     return out, srv_cpu, cli_cpu
 
 
@@ -537,7 +565,7 @@ def cg_total(path):
     raise BenchFailed(f"{path}: no totals line")
 
 
-def cg_run(binary, src, top, valgrind, name, n, close):
+def cg_run(binary, src, top, valgrind, name, n, cfg):
     """One nginx (master_process off) under callgrind serving n requests:
     its instruction count. A run that fails is tried once more (a port
     taken between free_port() and nginx's bind, a machine too busy), and
@@ -553,7 +581,7 @@ def cg_run(binary, src, top, valgrind, name, n, close):
                                   f"--callgrind-out-file={cgf}"])
             # the wait for the port made a connection: the same in every
             # run, it cancels out
-            get(srv.port, n, close)
+            get(srv.port, n, cfg.close, 1 if cfg.close else cfg.conns)
             srv.stop()
             return cg_total(cgf)
         except (OSError, BenchFailed) as e:
@@ -575,17 +603,17 @@ def callgrind(builds, src, top, valgrind):
     and exit cancel out. {(configuration, variant): (per request,
     start-up and exit)}."""
     out = {}
-    for cfg, close in CONFIGS:
-        n1, n2 = CG_N[close]
+    for cfg in CONFIGS:
+        n1, n2 = cfg.cg
         for v, slug in BUILDS:
             tot = []
             for n in (n1, n2):
                 tot.append(median([cg_run(
                     builds[v], src, top, valgrind,
-                    f"cg-{slug}-{'close' if close else 'ka'}-{n}-{k}", n,
-                    close) for k in range(CG_RUNS)]))
+                    f"cg-{slug}-{cfg.slug}-{n}-{k}", n, cfg)
+                    for k in range(CG_RUNS)]))
             per = (tot[1] - tot[0]) / (n2 - n1)
-            out[(cfg, v)] = (per, tot[0] - n1 * per)
+            out[(cfg.name, v)] = (per, tot[0] - n1 * per)
     return out
 
 
@@ -627,8 +655,8 @@ def control(bindir, builds, src, top):
     """The keyed nginx as a server runs: master and one worker (as nobody
     when started as root), SWITCHYARD_CONTROL=1, error_log at debug level.
     The worker's key listed, turned on and off with the tool, the debug
-    lines of its log counted per request in both configurations. A dict
-    for the report, or None with why not."""
+    lines of its log counted per request on both paths. A dict for the
+    report, or None with why not."""
     sy = tool(bindir)
     if not sy:
         return None, "the switchyard tool was not found"
@@ -639,7 +667,7 @@ def control(bindir, builds, src, top):
     try:
         res["before"] = sites(sy, srv.worker)
         d0 = debug_lines(srv.errlog)
-        for _, close in CONFIGS:
+        for _, close in PATHS:
             get(srv.port, n, close)
         res["lines_off"] = debug_lines(srv.errlog) - d0
         p = subprocess.run([sy, "set", str(srv.worker), KEY, "on"],
@@ -649,10 +677,10 @@ def control(bindir, builds, src, top):
                               f"{p.stderr.strip()}")
         res["after"] = sites(sy, srv.worker)
         res["master_after"] = sites(sy, srv.proc.pid)
-        for cfg, close in CONFIGS:
+        for path, close in PATHS:
             d0 = debug_lines(srv.errlog)
             get(srv.port, n, close)
-            res[f"lines_on {cfg}"] = (debug_lines(srv.errlog) - d0) / n
+            res[f"lines_on {path}"] = (debug_lines(srv.errlog) - d0) / n
         p = subprocess.run([sy, "set", str(srv.worker), KEY, "off"],
                            capture_output=True, text=True, timeout=60)
         if p.returncode:
@@ -675,8 +703,8 @@ def control(bindir, builds, src, top):
         ("the master's key left off", not m["enabled"]),
         ("no debug line while off", res["lines_off"] == 0 and
          res["lines_off_again"] == 0),
-        ("debug lines while on", all(res[f"lines_on {c}"] > 0
-                                     for c, _ in CONFIGS)),
+        ("debug lines while on", all(res[f"lines_on {p}"] > 0
+                                     for p, _ in PATHS)),
         ("off again", not o["enabled"] and o["jumping"] == 0)) if not ok]
     res["failed"] = bad
     if bad:
@@ -700,11 +728,11 @@ def static_row(name, unit, v, lane="static"):
 
 def run(bindir, quick, tmp):
     """Requests/s and the worker's CPU time per request, from wrk (one
-    thread, 16 connections) on one CPU against nginx (master and one
-    worker) on the other, in interleaved rounds (15 of 2 s; --quick 5 of
-    1 s), keep-alive and a connection per request; instructions per
-    request from callgrind; .text bytes and key sites; the key turned on
-    and off in a running worker with the switchyard tool."""
+    thread) on one CPU against nginx (master and one worker) on the other,
+    in interleaved rounds (15 of 2 s; --quick 5 of 1 s), in three
+    configurations (CONFIGS); instructions per request from callgrind;
+    .text bytes and key sites; the key turned on and off in a running
+    worker with the switchyard tool."""
     title = ("nginx with its debug checks as flags and as keys "
              f"(nginx {VERSION}, wrk; callgrind; control of a worker)")
     try:
@@ -715,6 +743,12 @@ def run(bindir, quick, tmp):
         return {"id": "E6", "seed": "-", "title": title, "rows": [],
                 "comparisons": [], "verdict": f"SKIP: {e}"}
     rounds, secs = (5, 1) if quick else (15, 2)
+    # 1,000 connections: a descriptor each in wrk, nginx and the callgrind
+    # client (all children of this process), beyond a soft limit of 1,024
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 8192 if hard == resource.RLIM_INFINITY else min(hard, 8192)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     # a directory nginx's workers can read when they run as nobody
     top = tempfile.mkdtemp(prefix="sy-e6-", dir=tmp)
     os.chmod(tmp, 0o755)
@@ -724,10 +758,10 @@ def run(bindir, quick, tmp):
     recs, srv_cpu, cli_cpu = clock(builds, src, top, wrk, rounds, secs)
     rows, comps, aa = seed_rows(recs)
     got = {f"{r['loop']}: {r['variant']}": r["samples"] for r in recs}
-    for cfg, _ in CONFIGS:
+    for cfg in CONFIGS:
         for what in ("requests/s", "worker CPU per request"):
-            a = f"{cfg}: {what}: {KEYS}"
-            b = f"{cfg}: {what}: {FLAGS}"
+            a = f"{cfg.name}: {what}: {KEYS}"
+            b = f"{cfg.name}: {what}: {FLAGS}"
             comps.append(dict(compare(a, got[a], b, got[b]), lane="clock"))
     valgrind = shutil.which("valgrind")
     cg, cg_why = {}, "valgrind not installed"
@@ -741,7 +775,7 @@ def run(bindir, quick, tmp):
             rows.append(static_row(f"{cfg}: instructions per request: {v}",
                                    "instructions/request", per, "callgrind"))
         for (cfg, v), (per, start) in cg.items():
-            if cfg == CONFIGS[0][0]:
+            if cfg == CONFIGS[0].name:
                 rows.append(static_row(f"start-up and exit: {v}",
                                        "instructions", start, "callgrind"))
     for v, _ in BUILDS:
@@ -756,43 +790,53 @@ def run(bindir, quick, tmp):
     if ctl:
         rows.append(static_row(f"key sites in the binary ({KEY})", "sites",
                                float(ctl["before"]["sites"])))
-        for cfg, _ in CONFIGS:
+        for path, _ in PATHS:
             rows.append(static_row(
-                f"{cfg}: debug lines per request, key on, error_log debug",
-                "lines/request", ctl[f"lines_on {cfg}"], "control"))
+                f"{path}: debug lines per request, key on, error_log debug",
+                "lines/request", ctl[f"lines_on {path}"], "control"))
     pin = (f"nginx (master and worker) pinned to CPU {srv_cpu}, wrk to CPU "
            f"{cli_cpu}" if srv_cpu is not None else "unpinned (one CPU or "
            "pinning refused)")
+    cgn = "; ".join(f"{c.name}: {c.cg[0]:,} and {c.cg[1]:,}"
+                    for c in CONFIGS)
     note = (
         f"nginx {VERSION} (Debian's orig tarball, sha256 {SHA256[:16]}...), "
         "built three ways by nginx's own configure and compiler flags (-O), "
         "all --without-http_rewrite_module --without-http_gzip_module: no "
         "debug; --with-debug (each ngx_log_debug*() site tests its log's "
-        "level: a load, a test, a branch); --with-debug with "
+        "level: a test of memory and a branch); --with-debug with "
         "bench/e6/ngx_log.h.patch and the add-on bench/e6/ngx_switchyard "
-        f"({KEY} in front of that test; off, a site is one 2-byte "
-        "instruction that does not branch). One patched source tree for "
-        "the three. Clock lane: each build an nginx with master_process on "
-        f"and worker_processes 1, {pin}; wrk -t1 -c{CONNS} for {secs} s per "
-        f"sample, {rounds} interleaved rounds (per round and configuration "
-        "each build in turn, the three servers up throughout, one warm-up "
-        "run each), nginx's shipped nginx.conf serving its index.html (615 "
-        "bytes) with the access log off; keep-alive (wrk's default; nginx "
-        "closes a connection after 1,000 requests) and a new connection per "
-        "request (Connection: close: accept, the connection's set-up and "
-        "teardown, where nginx's debug sites are densest, per request). "
-        "Worker CPU per request: the worker's time on a CPU "
-        "(/proc/PID/schedstat: user and kernel, its share of the TCP work "
-        "included) over wrk's request count: what the server spends, "
-        "whichever side limits the rate. Callgrind lane: nginx as one "
-        "process (master_process off) under valgrind --tool=callgrind "
-        "--smc-check=all, serving n1 then n2 requests from a client of the "
-        f"suite (keep-alive {CG_N[False][0]} and {CG_N[False][1]}, a "
-        f"connection each {CG_N[True][0]} and {CG_N[True][1]}) in two runs: "
-        "per request (I(n2) - I(n1)) / (n2 - n1), nginx's user-space "
-        "instructions and its libraries', none of the kernel's; start-up "
-        "and exit what is left of I(n1). Static lane: size -A; the key's "
-        "sites in the running worker (switchyard list PID)")
+        f"({KEY} in front of that test; off, a site is one 2-byte TEST that "
+        "does not branch). One patched source tree for the three. Clock "
+        "lane: each build an nginx with master_process on and "
+        f"worker_processes 1, {pin}; wrk -t1 for {secs} s per sample, "
+        f"{rounds} interleaved rounds (per round and configuration each "
+        "build in turn, the three servers up throughout, one warm-up run "
+        "each), nginx's shipped nginx.conf serving its index.html (615 "
+        "bytes) with the access log off. Configurations: keep-alive with "
+        "16 connections (wrk's default; nginx closes a connection after "
+        "1,000 requests); keep-alive with 1,000 connections (the pressure on "
+        "caches: nginx's working set, each connection its pool, buffers, "
+        "log and events, well beyond the L2, where a flag's load can miss "
+        "as in E1's dense case); a new connection per request (16 at a "
+        "time, Connection: close: the accept, set-up and teardown path, "
+        "where nginx's debug sites are densest, every time). Worker CPU per "
+        "request: the worker's time on a CPU (/proc/PID/schedstat: user "
+        "and kernel, its share of the TCP work included) over wrk's request "
+        "count: what the server spends, whichever side limits the rate. "
+        "Callgrind lane: nginx as one process (master_process off) under "
+        "valgrind --tool=callgrind --smc-check=all, serving n1 then n2 "
+        f"requests (round robin over the configuration's connections; {cgn}"
+        f") from a client of the suite, {CG_RUNS} runs of each, their "
+        "medians: per request (I(n2) - I(n1)) / (n2 - n1), nginx's "
+        "user-space instructions and its libraries', none of the kernel's; "
+        "start-up and exit what is left of I(n1) (the keyed build's "
+        f"includes the library registering and writing the {KEY} sites: "
+        "each is emitted as a jump, `switchyard prepatch` would write the "
+        "TEST into the file). Static lane: size -A; the key's sites "
+        "(switchyard list PID). Control lane: debug lines written per "
+        f"request ({CTL_N} requests) with the key on and error_log at "
+        "debug, every check passing: the checks a request runs")
     return {"id": "E6", "seed": "-", "title": title, "rows": rows,
             "comparisons": comps, "aa": aa, "lane_note": note,
             "control": ctl,
@@ -801,19 +845,22 @@ def run(bindir, quick, tmp):
 
 def verdict(comps, cg, cg_why, ctl, why):
     parts = []
-    for cfg, _ in CONFIGS:
-        r = lambda a, b, w="requests/s": said(find(
-            comps, f"{cfg}: {w}: {a}", f"{cfg}: {w}: {b}"))
-        w = "worker CPU per request"
-        s = (f"{cfg}: requests/s flags vs no debug {r(FLAGS, NODEBUG)}, "
-             f"keys vs flags {r(KEYS, FLAGS)}, keys vs no debug "
-             f"{r(KEYS, NODEBUG)}; worker CPU per request flags vs no debug "
-             f"{r(FLAGS, NODEBUG, w)}, keys vs flags {r(KEYS, FLAGS, w)}")
+    w = "worker CPU per request"
+    for cfg in CONFIGS:
+        def r(a, b, what="requests/s"):
+            return said(find(comps, f"{cfg.name}: {what}: {a}",
+                             f"{cfg.name}: {what}: {b}"))
+        s = (f"{cfg.name}: requests/s flags vs no debug "
+             f"{r(FLAGS, NODEBUG)}, keys vs flags {r(KEYS, FLAGS)}, keys vs "
+             f"no debug {r(KEYS, NODEBUG)}; worker CPU per request flags vs "
+             f"no debug {r(FLAGS, NODEBUG, w)}, keys vs flags "
+             f"{r(KEYS, FLAGS, w)}")
         if cg:
-            nd, fl, ky = (cg[(cfg, v)][0] for v in (NODEBUG, FLAGS, KEYS))
-            s += (f"; instructions per request {nd:,.0f} / {fl:,.0f} / "
-                  f"{ky:,.0f} (no debug / flags / keys: the checks "
-                  f"{fl - nd:+,.0f}, {100 * (fl - nd) / nd:+.1f}%, as "
+            nd, fl, ky = (cg[(cfg.name, v)][0]
+                          for v in (NODEBUG, FLAGS, KEYS))
+            s += (f"; user-space instructions per request {nd:,.0f} / "
+                  f"{fl:,.0f} / {ky:,.0f} (no debug / flags / keys: "
+                  f"flags {fl - nd:+,.0f}, {100 * (fl - nd) / nd:+.1f}%; "
                   f"keys {ky - nd:+,.0f}, {100 * (ky - nd) / nd:+.1f}%)")
         parts.append(s)
     out = ". ".join(parts) + "."
@@ -829,21 +876,32 @@ def verdict(comps, cg, cg_why, ctl, why):
                 f"{KEY} on`: {st(ctl['after'])} (the master's: "
                 f"{st(ctl['master_after'])}); debug lines in the error log "
                 f"(error_log debug): {ctl['lines_off']} in "
-                f"{2 * CTL_N} requests while off, with it on "
-                + ", ".join(f"{ctl['lines_on ' + c]:.0f} per request ({c})"
-                            for c, _ in CONFIGS)
+                f"{len(PATHS) * CTL_N} requests while off, with it on "
+                + ", ".join(f"{ctl['lines_on ' + p]:.1f} per request ({p})"
+                            for p, _ in PATHS)
                 + f"; set off again: {st(ctl['off_again'])}, "
                 f"{ctl['lines_off_again']} lines in {CTL_N} requests"
                 + (f". Control FAILED: not {', not '.join(ctl['failed'])}."
                    if ctl["failed"] else ": as expected."))
     else:
         out += f" Control not shown: {why}."
-    # what it means: the flags' cost against the key's
-    ka = find(comps, f"{CONFIGS[0][0]}: worker CPU per request: {FLAGS}",
-              f"{CONFIGS[0][0]}: worker CPU per request: {NODEBUG}")
+    # what it means, from the first configuration's figures
+    c0 = CONFIGS[0].name
+    ka = find(comps, f"{c0}: {w}: {FLAGS}", f"{c0}: {w}: {NODEBUG}")
     if ka:
-        out += (f" A syscall-bound server: the debug checks as flags cost "
-                f"{100 * (ka['ratio'] - 1):+.1f}% of the worker's CPU per "
-                "keep-alive request"
-                f"{' (not significant)' if ka['verdict'] == '~' else ''}.")
+        out += (f" In short: a syscall-bound server; the debug checks as "
+                f"flags change the worker's CPU per request by "
+                f"{100 * (ka['ratio'] - 1):+.1f}% ({c0}, "
+                + ("not significant)" if ka["verdict"] == "~" else
+                   f"p = {ka['p_value']:.2g})"))
+        if cg and ctl:
+            nd, fl, ky = (cg[(c0, v)][0] for v in (NODEBUG, FLAGS, KEYS))
+            n = ctl[f"lines_on {PATHS[0][0]}"]
+            out += (f"; in user space the debug build adds {fl - nd:,.0f} "
+                    f"instructions per request, of which the key removes "
+                    f"{fl - ky:,.0f} ({(fl - ky) / n:.1f} per check, "
+                    f"{n:.0f} checks a request): the rest is debug code "
+                    "that runs whether or not a line is written, out of "
+                    "the key's reach")
+        out += "."
     return out

@@ -68,7 +68,8 @@ while i < len(patch):
     new += body
 text = "\n".join(new)
 key = e6.KEY if e6 else "ngx_debug_key"
-check(f"DECLARE_STATIC_KEY_FALSE({key});" in text, "the patch declares the key")
+check(f"DECLARE_STATIC_KEY_FALSE({key});" in text,
+      "the patch declares the key")
 check(f"static_branch_unlikely(&{key})" in text, "the patch tests the key")
 with open(os.path.join(bench, "e6", "ngx_switchyard",
                        "ngx_switchyard_module.c")) as f:
