@@ -172,7 +172,7 @@ def switchyard_dev(bindir):
                                             "switchyard.pc")) +
                      glob.glob(os.path.join(prefix, "lib", "*", "pkgconfig",
                                             "switchyard.pc"))):
-        var = {}
+        var = {"pcfiledir": os.path.dirname(pc)}     # a relocatable .pc
         with open(pc) as f:
             for line in f:
                 m = re.match(r"(\w+)=(.*)", line.strip())
@@ -182,7 +182,8 @@ def switchyard_dev(bindir):
                                                                ""),
                                              m.group(2))
         if "libdir" in var and "includedir" in var:
-            return var["includedir"], var["libdir"]
+            return (os.path.normpath(var["includedir"]),
+                    os.path.normpath(var["libdir"]))
     raise Skip(f"no switchyard.pc under {prefix}")
 
 
