@@ -87,17 +87,21 @@ from suite.report import markdown, to_json  # noqa: E402
 from suite.plot import render  # noqa: E402
 from suite.lanes import BenchFailed  # noqa: E402
 from suite import (e1_tracepoints, e2_calls, e3_flags,  # noqa: E402
-                   e4_memcpy, e5_callee_save, peers)
+                   e4_memcpy, e5_callee_save, e6_nginx, peers)
 
 FORMAT = "switchyard-bench/1"
 
 # Each experiment is a module of suite/ with run(bindir, quick, tmp) ->
 # the experiment's record, and PROGRAMS: the bench/ programs it runs.
 EXPERIMENTS = {"E1": e1_tracepoints, "E2": e2_calls, "E3": e3_flags,
-               "E4": e4_memcpy, "E5": e5_callee_save, "PEERS": peers}
+               "E4": e4_memcpy, "E5": e5_callee_save, "E6": e6_nginx,
+               "PEERS": peers}
 # --quick: under 3 minutes (E5 alone takes about 4 minutes, PEERS a
 # cargo build and up to a minute: asked by name)
 QUICK = ("E1", "E2", "E3", "E4")
+# run only when named, not by a run that names none: E6 downloads and
+# builds nginx and takes about 5 minutes (suite/e6_nginx.py)
+BY_NAME = ("E6",)
 
 
 def main():
@@ -111,7 +115,8 @@ def main():
                     help="no PNGs (they need gnuplot)")
     ap.add_argument("experiments", nargs="*")
     a = ap.parse_args()
-    ids = a.experiments or (list(QUICK) if a.quick else sorted(EXPERIMENTS))
+    ids = a.experiments or (list(QUICK) if a.quick else
+                            sorted(set(EXPERIMENTS) - set(BY_NAME)))
     unknown = [i for i in ids if i not in EXPERIMENTS]
     if unknown:
         print(f"switchyard bench: unknown experiment {', '.join(unknown)} "

@@ -31,6 +31,19 @@ for f in e1_pipe e1_dense e2_calls e2_pvlock e3_popf \
 	[ -x "$bench/$f" ] || fail "${bench#"$p/"}/$f not installed"
 done
 [ -f "$bench/suite/stats.py" ] || fail "the harness's suite/ not installed"
+# E6 (run by name only: it downloads nginx) finds its patch and add-on
+# beside the suite, and the moved install's headers and library
+python3 - "$bench" <<'EOF' || fail "E6 does not find its files in the install"
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from suite import e6_nginx as e
+d = e.e6_dir(sys.argv[1])
+assert d and os.path.samefile(d, os.path.join(sys.argv[1], "e6")), d
+assert os.path.exists(os.path.join(d, "ngx_switchyard", "config")), d
+inc, lib = e.switchyard_dev(sys.argv[1])
+assert os.path.exists(os.path.join(inc, "switchyard", "static_key.h")), inc
+assert os.path.exists(os.path.join(lib, "libswitchyard.so")), lib
+EOF
 
 mkdir "$p/work" && cd "$p/work" || fail "cd"
 "$prefix/bin/switchyard" bench --quick --no-plots E1 >out.txt 2>err.txt
