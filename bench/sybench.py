@@ -195,6 +195,15 @@ def main():
         print(f"switchyard bench: FAILED: {', '.join(failed)} (the reports "
               "say why)", file=sys.stderr)
         return 1
+    # an experiment asked for by name that measured nothing (a tool
+    # missing): what was asked did not happen
+    skipped = [e["id"] for e in doc["experiments"]
+               if e["id"] in (a.experiments or [])
+               and str(e.get("verdict", "")).startswith("SKIP")]
+    if skipped:
+        print(f"switchyard bench: SKIPPED: {', '.join(skipped)} (named, "
+              "but not measured: the reports say why)", file=sys.stderr)
+        return 1
     return 0
 
 

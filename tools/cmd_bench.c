@@ -60,15 +60,18 @@ int cmd_bench(int argc, char **argv)
 			dir[0], dir[1]);
 		return 1;
 	}
-	args = calloc((size_t)argc + 4, sizeof(*args));
+	args = calloc((size_t)argc + 5, sizeof(*args));
 	if (!args)
 		return 1;
+	/* -B: no __pycache__ written into the install (run as root, python
+	 * would; nothing removes it at uninstall) */
 	args[0] = "python3";
-	args[1] = script;
-	args[2] = "--bindir";
-	args[3] = dir[found];
+	args[1] = "-B";
+	args[2] = script;
+	args[3] = "--bindir";
+	args[4] = dir[found];
 	for (int i = 1; i < argc; i++)
-		args[i + 3] = argv[i];
+		args[i + 4] = argv[i];
 	execvp("python3", args);
 	fprintf(stderr, "switchyard bench: python3: %s\n", strerror(errno));
 	free(args);

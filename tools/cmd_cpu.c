@@ -81,15 +81,20 @@ int cmd_cpu(int argc, char **argv)
 	}
 	if (t.loop == SWITCHYARD_MEMCPY_LIBC) {
 		/* the whole routine is the C library's: say why */
-		printf("\nmemcpy: the C library's memcpy, every size (%s); "
-		       "`switchyard calibrate --save` measures whether this "
-		       "library's code wins anywhere on this CPU\n",
-		       t.source == SWITCHYARD_MEMCPY_FROM_DEFAULT ?
-			       "no measurement of this library's code on this "
-			       "CPU says it never loses to it" :
-			       t.source == SWITCHYARD_MEMCPY_FROM_FILE ?
-			       "the calibration file says so" :
-			       "SWITCHYARD_MEMCPY says so");
+		char path[4096];
+
+		if (t.source == SWITCHYARD_MEMCPY_FROM_FILE &&
+		    !switchyard_memcpy_config_path(path, sizeof(path)))
+			printf("\nmemcpy: the C library's memcpy, every size "
+			       "(the calibration file %s says so)\n", path);
+		else if (t.source == SWITCHYARD_MEMCPY_FROM_ENV)
+			printf("\nmemcpy: the C library's memcpy, every size "
+			       "(SWITCHYARD_MEMCPY says so)\n");
+		else
+			printf("\nmemcpy: the C library's memcpy, every size "
+			       "(no measurement of this library's code on this "
+			       "CPU says it never loses to it); `switchyard "
+			       "calibrate --save` measures whether it does\n");
 		return 0;
 	}
 	if (t.loop == SWITCHYARD_MEMCPY_SSE2)
@@ -264,7 +269,8 @@ unknown:
 	if (libc_all)
 		printf("chosen: the C library's memcpy for every size (this "
 		       "library's code was slower than it\nsomewhere on this "
-		       "CPU, and never slower comes first); kept for\n"
+		       "CPU, and never slower comes first)\n"
+		       "kept in the file, used only with "
 		       "SWITCHYARD_MEMCPY=libc_min=4294967295: ");
 	else
 		printf("chosen: ");

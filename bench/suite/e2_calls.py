@@ -71,9 +71,17 @@ def poly_rows(bindir, quick, tmp):
     if os.path.exists(os.path.join(bindir, POLY_CFI)):
         progs.append((POLY_CFI, "clang -fsanitize=cfi-icall build, "))
     else:
-        said_.append("cfi-icall: not measured (no e2_calls_poly_cfi: "
-                     "clang could not build -flto -fsanitize=cfi-icall "
-                     "here, see bench/CMakeLists.txt)")
+        # an install has the programs but not this one (a build-tree
+        # runpath); a build tree lacks it where clang could not build it
+        where = ("not installed: run the suite from the build tree, "
+                 "build/tools/switchyard bench E2"
+                 if not os.path.exists(os.path.join(
+                     os.path.dirname(os.path.abspath(bindir)),
+                     "CMakeCache.txt"))
+                 else "clang could not build -flto -fsanitize=cfi-icall "
+                      "here, see bench/CMakeLists.txt")
+        said_.append(f"cfi-icall: not measured (no e2_calls_poly_cfi: "
+                     f"{where})")
     args = ["31", "100000"] if quick else ["101", "200000"]
     for prog, tag in progs:
         path = os.path.join(bindir, prog)

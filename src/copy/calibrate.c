@@ -419,7 +419,7 @@ static int make_dirs(char *path)
 	return 0;
 }
 
-static int save(const struct switchyard_memcpy_calibration *out)
+static int save(const struct switchyard_memcpy_calibration *out, bool quick)
 {
 	const struct switchyard_cpu *cpu = switchyard_cpu();
 	char path[4096], tmp[4200];
@@ -448,10 +448,11 @@ static int save(const struct switchyard_memcpy_calibration *out)
 	gmtime_r(&now, &tm);
 	fprintf(f, "# switchyard_memcpy thresholds, written by "
 		"switchyard_calibrate()\n# %s family %u model %u, "
-		"%04d-%02d-%02d %02d:%02dZ, loop %s, %.1f s\n",
+		"%04d-%02d-%02d %02d:%02dZ, loop %s, %.1f s%s\n",
 		cpu->vendor, cpu->family, cpu->model, tm.tm_year + 1900,
 		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		sy_strategy_name(out->loop), out->seconds);
+		sy_strategy_name(out->loop), out->seconds,
+		quick ? " (quick: fewer rounds and sizes)" : "");
 	put_be(f, "short moves -> loop", out->short_loop);
 	put_be(f, "loop -> rep movsb", out->loop_rep);
 	fprintf(f, "# libc_min: the C library's memcpy from this size "
@@ -547,7 +548,7 @@ int switchyard_calibrate(unsigned flags,
 	out->loop = loop;
 	out->seconds = (now_ns() - t0) / 1e9;
 	if (flags & SWITCHYARD_CALIBRATE_SAVE)
-		r = save(out);
+		r = save(out, quick);
 out:
 	free(c->src);
 	free(c->dst);
