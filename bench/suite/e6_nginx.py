@@ -98,6 +98,23 @@ def cache_dir():
                         "switchyard", "bench", "e6")
 
 
+def blank_free(*paths):
+    """The paths as they are, or, where one holds a blank, each through a
+    symbolic link in a new private directory (mkdtemp: mode 0700, a
+    random name) under /tmp, which is kept."""
+    if not any(any(c.isspace() for c in p) for p in paths):
+        return paths
+    d = tempfile.mkdtemp(prefix="switchyard-e6-", dir="/tmp")
+    out = []
+    for i, p in enumerate(paths):
+        link = os.path.join(d, str(i))
+        os.symlink(os.path.abspath(p), link)
+        out.append(link)
+    log(f"paths with blanks (which nginx's configure refuses) given "
+        f"blank-free names in {d}")
+    return tuple(out)
+
+
 def e6_dir(bindir):
     """bench/e6 (the patch and the add-on): beside suite/ in a source tree
     and an install, else under the source directory a build tree's
@@ -256,13 +273,19 @@ def build_all(bindir):
     # the keyed build depends on switchyard's headers (how a site is
     # emitted); the library is loaded at run time (RUNPATH)
     hdrs = tree_hash([os.path.join(inc, "switchyard")])
+    # nginx's configure takes no blank in a path (--builddir, -I, -L,
+    # --add-module: "the invalid value"); where one has one, it is given
+    # a blank-free name: a symbolic link in a new private directory under
+    # /tmp, kept (the keyed build's RUNPATH names it; a later run makes a
+    # new one and rebuilds: the stamp holds the arguments)
+    bsrc, inc, lib, e6m = blank_free(src, inc, lib, e6)
     out = {}
     for variant, slug in BUILDS:
         args = list(COMMON)
         if slug != "nodebug":
             args.append("--with-debug")
         if slug == "keys":
-            args += [f"--add-module={os.path.join(e6, 'ngx_switchyard')}",
+            args += [f"--add-module={os.path.join(e6m, 'ngx_switchyard')}",
                      f"--with-cc-opt=-I{inc}",
                      f"--with-ld-opt=-L{lib} -Wl,-rpath,{lib}"]
         bdir = os.path.join(src, f"objs-{slug}")
@@ -278,9 +301,11 @@ def build_all(bindir):
             pass
         log(f"building nginx: {variant}")
         shutil.rmtree(bdir, ignore_errors=True)
-        for cmd in (["./configure", f"--builddir={bdir}", *args],
-                    ["make", "-f", os.path.join(bdir, "Makefile"), "-j2"]):
-            p = subprocess.run(cmd, cwd=src, capture_output=True, text=True)
+        blank_bdir = os.path.join(bsrc, f"objs-{slug}")
+        for cmd in (["./configure", f"--builddir={blank_bdir}", *args],
+                    ["make", "-f", os.path.join(blank_bdir, "Makefile"),
+                     "-j2"]):
+            p = subprocess.run(cmd, cwd=bsrc, capture_output=True, text=True)
             if p.returncode:
                 tail = (p.stdout + p.stderr).strip().splitlines()[-5:]
                 raise BenchFailed(f"nginx {variant}: {cmd[0]} failed: "
