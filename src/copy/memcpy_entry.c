@@ -31,6 +31,22 @@
 
 #include "memcpy_impl.h"
 
+/*
+ * Not in a library built with AddressSanitizer or ThreadSanitizer: the
+ * resolver runs while the dynamic linker relocates, before the
+ * sanitizer's run-time has set up its shadow memory, and the instrumented
+ * code it calls (the configuration's reading) crashed on its first
+ * access. Such a build takes the jump through a pointer below.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SY__NO_IFUNC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define SY__NO_IFUNC 1
+#endif
+#endif
+
 #if defined(__GLIBC__) && defined(__ELF__) && !defined(SY__NO_IFUNC) && \
 	(defined(SY_MC_RESOLVER_DECIDES) || defined(SY_ARCH_HAVE_MEMCPY))
 int sy_mc_entry_is_libc(void)

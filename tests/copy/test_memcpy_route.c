@@ -41,6 +41,20 @@
 #include "sy_exec.h"
 #include "sy_test.h"
 
+/* The name resolves to the C library's function (an IFUNC), except in a
+ * library built with ASan or TSan, whose run-time is not up when the
+ * resolver would run (memcpy_entry.c): there a jump through a pointer. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SY_TEST_MEMCPY_IFUNC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SY_TEST_MEMCPY_IFUNC 0
+#endif
+#endif
+#ifndef SY_TEST_MEMCPY_IFUNC
+#define SY_TEST_MEMCPY_IFUNC 1
+#endif
+
 /* Two functions' addresses compared at run time: the compiler takes two
  * distinct functions to have distinct addresses and folds "==" to 0, but
  * an IFUNC may resolve to the other one. */
@@ -88,7 +102,8 @@ static int child(const char *expect)
 		CHECK_EQ(switchyard_memcpy_get_libc_min(), 0);
 #endif
 		/* the name resolves to the function: no code in between */
-		CHECK(same_fn((void *)switchyard_memcpy, (void *)memcpy));
+		CHECK(!SY_TEST_MEMCPY_IFUNC ||
+		      same_fn((void *)switchyard_memcpy, (void *)memcpy));
 	} else {
 		CHECK(t.loop != SWITCHYARD_MEMCPY_LIBC);
 		CHECK(!same_fn((void *)switchyard_memcpy, (void *)memcpy));
