@@ -36,7 +36,7 @@ done
 python3 - "$bench" <<'EOF' || fail "E6 does not find its files in the install"
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from suite import e6_nginx as e
+from suite import e6_build as e
 d = e.e6_dir(sys.argv[1])
 assert d and os.path.samefile(d, os.path.join(sys.argv[1], "e6")), d
 assert os.path.exists(os.path.join(d, "ngx_switchyard", "config")), d
