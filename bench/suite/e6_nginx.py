@@ -433,6 +433,15 @@ def debug_lines(path):
         return sum(1 for line in f if "[debug]" in line)
 
 
+def set_key(sy, pid, state):
+    """`switchyard set PID KEY on|off`, or BenchFailed with its message."""
+    p = subprocess.run([sy, "set", str(pid), KEY, state],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode:
+        raise BenchFailed(f"switchyard set {pid} {KEY} {state}: "
+                          f"{p.stderr.strip()}")
+
+
 def control(bindir, builds, src, top):
     """The keyed nginx as a server runs: master and one worker (as nobody
     when started as root), SWITCHYARD_CONTROL=1, error_log at debug level.
@@ -452,22 +461,14 @@ def control(bindir, builds, src, top):
         for _, close in PATHS:
             get(srv.port, n, close)
         res["lines_off"] = debug_lines(srv.errlog) - d0
-        p = subprocess.run([sy, "set", str(srv.worker), KEY, "on"],
-                           capture_output=True, text=True, timeout=60)
-        if p.returncode:
-            raise BenchFailed(f"switchyard set {srv.worker} {KEY} on: "
-                              f"{p.stderr.strip()}")
+        set_key(sy, srv.worker, "on")
         res["after"] = sites(sy, srv.worker)
         res["master_after"] = sites(sy, srv.proc.pid)
         for path, close in PATHS:
             d0 = debug_lines(srv.errlog)
             get(srv.port, n, close)
             res[f"lines_on {path}"] = (debug_lines(srv.errlog) - d0) / n
-        p = subprocess.run([sy, "set", str(srv.worker), KEY, "off"],
-                           capture_output=True, text=True, timeout=60)
-        if p.returncode:
-            raise BenchFailed(f"switchyard set {srv.worker} {KEY} off: "
-                              f"{p.stderr.strip()}")
+        set_key(sy, srv.worker, "off")
         res["off_again"] = sites(sy, srv.worker)
         d0 = debug_lines(srv.errlog)
         get(srv.port, n, False)
