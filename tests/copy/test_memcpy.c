@@ -6,7 +6,10 @@
  * per run): the destination equals the source, the 64 guard bytes before
  * and after it are untouched, the source is unchanged, the return value
  * is the destination. Then copies of 0..512 bytes that end just below, or
- * start just above, an inaccessible page.
+ * start just above, an inaccessible page; and copies of 257..1100 bytes
+ * and a few sizes near 4 and 8 KiB with the destination -320..320 bytes
+ * from the source modulo 4 KiB, where the loops turn downwards (0..255
+ * above: memcpy_vec.c LOOP_DIRECTION) and where they do not.
  *
  *   test_memcpy <what> [expect]
  *     what     dispatch | short | loop | sse2 | avx2 | avx512 | rep_movsb
@@ -134,6 +137,55 @@ static long check_page_edges(switchyard_memcpy_fn f)
 			}
 		}
 	munmap(m, 5 * pg);
+	return bad;
+}
+
+/*
+ * The destination at src + 16 KiB + delta, delta = -320..320 (step 1, 7
+ * under an emulator): 0..255 above the source modulo 4 KiB, where the AVX
+ * flavours' loops copy downwards, on either side of it, and at its edges.
+ * Sizes from 257 (the AVX2 loop's first) to 1100, and about 4 and 8 KiB;
+ * guard bytes on both sides of the destination.
+ */
+static int guards_intact(const unsigned char *d, size_t n)
+{
+	for (unsigned i = 0; i < GUARD; i++)
+		if (d[-1 - (int)i] != POISON || d[n + i] != POISON)
+			return 0;
+	return 1;
+}
+
+static long check_directions(switchyard_memcpy_fn f, int dstep)
+{
+	static const size_t big[][2] = { { 257, 1100 }, { 4030, 4160 },
+					 { 8150, 8192 } };
+	size_t len = 40960;
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *s;
+	long bad = 0;
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return 1;
+	s = m + 1024;
+	for (size_t i = 0; i < 8192 + 64; i++)
+		s[i] = (unsigned char)(i * 13 % POISON + 1) % POISON;
+	for (int delta = -320; delta <= 320; delta += dstep)
+		for (size_t r = 0; r < sizeof(big) / sizeof(big[0]); r++)
+			for (size_t n = big[r][0]; n <= big[r][1]; n++) {
+				unsigned char *d = s + 16384 + delta;
+
+				memset(d - GUARD, POISON, n + 2 * GUARD);
+				if (f(d, s, n) != d || memcmp(d, s, n) ||
+				    !guards_intact(d, n)) {
+					if (bad++ < 5)
+						fprintf(stderr, "size %zu, dst "
+							"= src + 16 KiB %+d: "
+							"wrong\n", n, delta);
+				}
+			}
+	munmap(m, len);
 	return bad;
 }
 
@@ -410,6 +462,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(bad, 0);
 	CHECK(!memcmp(src_buf, src_copy, MAXN + 2 * ALIGNS));
 	CHECK_EQ(check_page_edges(f), 0);
+	CHECK_EQ(check_directions(f, sy_test_emulated() ? 7 : 1), 0);
 	printf("%s: sizes 0..%d x src 0..%d x dst 0..%d (step %d): %ld bad\n",
 	       what, MAXN, ALIGNS - 1, ALIGNS - 1, step, bad);
 	free(src_buf);

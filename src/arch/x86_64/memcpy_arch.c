@@ -35,7 +35,7 @@
  * that name in each object that links the library statically, which
  * AddressSanitizer reports as an ODR violation when both are loaded. */
 static uint32_t mc_short_max = 16;
-extern SY_HIDDEN uint32_t sy__mc_rep_min, sy__mc_libc_min;
+extern SY_HIDDEN uint32_t sy__mc_rep_min, sy__mc_libc_min, sy__mc_big_min;
 /* the C library's memcpy, as the dynamic linker resolved it (memcpy_vec.c) */
 extern SY_HIDDEN switchyard_memcpy_fn const sy__mc_libc_fn;
 
@@ -243,10 +243,13 @@ void *sy__mc_dispatch_sse2(void *dst, const void *src, size_t n)
 {
 	if (likely(n <= runtime_const_u32(mc_short_max)))
 		return short_sse2(dst, src, n);
-	if (n >= runtime_const_u32(sy__mc_libc_min))
-		return sy__mc_libc_fn(dst, src, n);
-	if (n >= runtime_const_u32(sy__mc_rep_min))
+	/* one compare on the common path, as the AVX flavours
+	 * (memcpy_vec.c RC_ROUTE): big_min is the smaller of the two */
+	if (n >= runtime_const_u32(sy__mc_big_min)) {
+		if (n >= runtime_const_u32(sy__mc_libc_min))
+			return sy__mc_libc_fn(dst, src, n);
 		return mc_rep_movsb(dst, src, n);
+	}
 	return mc_sse2(dst, src, n);
 }
 
@@ -304,18 +307,22 @@ int sy_arch_mc_init(const struct sy_mc_config *c)
 	 * memcpy itself, memcpy.c) still routes what reaches the dispatcher
 	 * (a static link, a strategy called alone: from 129 bytes) */
 	__atomic_store_n(&sy__mc_libc_min, c->libc_min, __ATOMIC_RELAXED);
+	__atomic_store_n(&sy__mc_big_min,
+			 c->libc_min < c->rep_min ? c->libc_min : c->rep_min,
+			 __ATOMIC_RELAXED);
 #ifdef SY__ARCH_HAVE_RUNTIME_CONST
 	r = sy__register_runtime_consts(__start_sy_runtime_const,
 					__stop_sy_runtime_const);
 	if (!r) {
-		/* one init for the three: two syncs, not six, at every
+		/* one init for the four: two syncs, not eight, at every
 		 * process's start-up */
 		static const void *const syms[] = {
 			&mc_short_max, &sy__mc_rep_min, &sy__mc_libc_min,
+			&sy__mc_big_min,
 		};
-		static const size_t sizes[] = { 4, 4, 4 };
+		static const size_t sizes[] = { 4, 4, 4, 4 };
 
-		r = sy_runtime_const_init_n(syms, sizes, 3);
+		r = sy_runtime_const_init_n(syms, sizes, 4);
 	}
 	return r ? r : 1;
 #else

@@ -52,11 +52,19 @@
  *   16..31      -                                    16 + 16 (xmm, VEX)
  *   32..63      (AVX-512: 0..63 in one masked move)  32 + 32
  *   64..128     64 + 64                              2 x 32 + 2 x 32
- *   > 128       rep movsb if n >= rep_min (a run-time constant), from
- *               a 64-byte aligned destination (the head as a vector)
+ *   > 128       n >= big_min (one run-time constant compare): the C
+ *               library's memcpy if n >= libc_min, else rep movsb
+ *               (n >= rep_min) from a 64-byte aligned destination (the
+ *               head as a vector)
  *   129..256    2 x 64 + 2 x 64                      4 x 32 + 4 x 32
  *   257..512    4 x 64 + 4 x 64                      loop
- *   beyond      loop                                 loop
+ *   beyond      loop, downwards when dst lies 0..255 bytes above src
+ *               modulo 4 KiB (LOOP_DIRECTION), else upwards
+ *
+ * Branch targets are 16-byte aligned, the masked move's 64: the copies
+ * here take 6-8 cycles, and a target late in a fetch block cost one of
+ * them (the masked move at 2-3 bytes was 1.62 ns against glibc's 1.39
+ * until its target was aligned, 1.4 after, on the AMD EPYC measured).
  *
  * Every "a + b" loads the first a and the last b bytes (they overlap in the
  * middle), all loads before the first store. The loop: the first vector
@@ -112,20 +120,49 @@
 /*
  * Above 128 bytes, the C library's memcpy from libc_min (UINT32_MAX: never;
  * a size class routed to the contender that won it, doc/DESIGN.md "Copy
- * routine"), then rep movsb from rep_min: two compares, on the paths above
- * 128 bytes only. The jump to the C library is a tail call through a
- * pointer that the dynamic linker fills (its IFUNC choice for this CPU):
- * the return goes straight to our caller.
+ * routine"), rep movsb from rep_min. One compare on the paths above 128
+ * bytes, with big_min = the smaller of the two (a first version compared
+ * with each: a run-time constant is four instructions, and the eight cost
+ * 10% at 320-512 bytes against glibc's one compare on the AMD EPYC
+ * measured); which of the two a big size takes is sorted out behind it,
+ * where a copy costs hundreds of cycles.
  */
-#define RC_ROUTE(id_libc, id_rep, libc, rep)                                   \
-	RC_CMP(sy__mc_libc_min, id_libc)                                       \
-	"jae " libc "\n\t"                                                     \
-	RC_CMP(sy__mc_rep_min, id_rep)                                         \
-	"jae " rep "\n"
+#define RC_ROUTE(id_big, big)                                                  \
+	RC_CMP(sy__mc_big_min, id_big)                                         \
+	"jae " big "\n"
 
 /*
- * 0..31 bytes, both flavours (one copy each, so that it follows its
- * dispatcher's test without a jump): general registers and xmm0/1 through
+ * n >= big_min: the C library's memcpy from libc_min, else on to the rep
+ * movsb code that follows (n is at least rep_min then: big_min is the
+ * smaller). The jump to the C
+ * library is a tail call through a pointer that the dynamic linker fills
+ * (its IFUNC choice for this CPU): the return goes straight to our caller.
+ */
+#define RC_BIG(id_libc, libc)                                                  \
+	RC_CMP(sy__mc_libc_min, id_libc)                                       \
+	"jae " libc "\n"
+
+/*
+ * A loop that copies upwards, with a destination 0..255 bytes above its
+ * source modulo 4 KiB, loads from addresses whose low 12 bits are those of
+ * stores it has just issued: the CPU's check of a load against older
+ * stores compares those bits first and holds the load until it knows
+ * ("4K aliasing", Intel's optimisation manual; AMD's parts do the same).
+ * There the loop runs downwards, where the loads' low bits lie below the
+ * stores' (the AVX-512 loop took 27-29 ns at 3.5 KiB from src + 3 to
+ * dst + 17, the AVX2 one 21, glibc, which turns round too, 25, on the
+ * AMD EPYC measured). rcx = dst - src; jumps to back when bits 8-11 of it
+ * are clear. A destination just below the source modulo 4 KiB is the
+ * mirror case, fast upwards.
+ */
+#define LOOP_DIRECTION(back)                                                   \
+	"movq %rdi, %rcx\n\t"                                                  \
+	"subq %rsi, %rcx\n\t"                                                  \
+	"testl $0xf00, %ecx\n\t"                                               \
+	"jz " back "\n\t"
+
+/*
+ * 0..31 bytes, the AVX2 flavour: general registers and xmm0/1 through
  * VEX (which zeroes the upper bits: no dirty state).
  */
 #define SMALL(x)                                                               \
@@ -236,6 +273,13 @@ __asm__(
 	".size sy__mc_rep_min, 4\n"
 	"sy__mc_rep_min:\n\t"
 	".long 0xffffffff\n\t"
+	/* and big_min's, the smaller of the two (memcpy_arch.c) */
+	".globl sy__mc_big_min\n\t"
+	".hidden sy__mc_big_min\n\t"
+	".type sy__mc_big_min, @object\n\t"
+	".size sy__mc_big_min, 4\n"
+	"sy__mc_big_min:\n\t"
+	".long 0xffffffff\n\t"
 	/* and libc_min's (memcpy_arch.c): never, until then */
 	".globl sy__mc_libc_min\n\t"
 	".hidden sy__mc_libc_min\n\t"
@@ -273,7 +317,11 @@ __asm__(
 	 * branch by size. Masked-off bytes are neither stored nor loaded
 	 * (no fault on them: SDM vol. 1, 15.4.1 "memory fault suppression"),
 	 * so a copy may end just below an unmapped page; touching one that
-	 * way costs a microcode assist, not a fault. */
+	 * way costs a microcode assist, not a fault. (Tried: glibc's split,
+	 * two ymm moves from 32 and byte moves below 4: no faster at fixed
+	 * sizes, and 2-2.7x slower at random sizes around 2 and 29-32 on the
+	 * AMD EPYC measured, where the masked move takes no branch.) */
+	".p2align 6\n"
 	".Le_lt64:\n\t"
 	"movq $-1, %rcx\n\t"
 	"bzhiq %rdx, %rcx, %rcx\n\t"
@@ -282,24 +330,19 @@ __asm__(
 	"vmovdqu8 %zmm16, (%rdi){%k1}\n\t"
 	"ret\n"
 
-	/* 129.. (zmm16 holds the first 64 bytes) */
+	/* 129.. (zmm16 holds the first 64 bytes). To 512 bytes every load
+	 * before the first store, the class compares in the order that
+	 * leaves 257..512 with no taken branch (it ran 10% behind glibc at
+	 * 320-512 bytes when it took two). */
+	".p2align 4\n"
 	".Le_gt128:\n\t"
-	RC_ROUTE(3, 1, ".Le_libc", ".Le_rep")
+	RC_ROUTE(1, ".Le_big")
 	".Le_129:\n\t"
-	"cmpq $256, %rdx\n\t"
-	"ja .Le_gt256\n\t"
-	"vmovdqu64 64(%rsi), %zmm17\n\t"
-	"vmovdqu64 -128(%rsi,%rdx), %zmm18\n\t"
-	"vmovdqu64 -64(%rsi,%rdx), %zmm19\n\t"
-	"vmovdqu64 %zmm16, (%rdi)\n\t"
-	"vmovdqu64 %zmm17, 64(%rdi)\n\t"
-	"vmovdqu64 %zmm18, -128(%rdi,%rdx)\n\t"
-	"vmovdqu64 %zmm19, -64(%rdi,%rdx)\n\t"
-	"ret\n"
-	".Le_gt256:\n\t"
 	"cmpq $512, %rdx\n\t"
 	"ja .Le_loop\n\t"
 	"vmovdqu64 64(%rsi), %zmm17\n\t"
+	"cmpq $256, %rdx\n\t"
+	"jbe .Le_256\n\t"
 	"vmovdqu64 128(%rsi), %zmm18\n\t"
 	"vmovdqu64 192(%rsi), %zmm19\n\t"
 	"vmovdqu64 -256(%rsi,%rdx), %zmm20\n\t"
@@ -315,14 +358,25 @@ __asm__(
 	"vmovdqu64 %zmm22, -128(%rdi,%rdx)\n\t"
 	"vmovdqu64 %zmm23, -64(%rdi,%rdx)\n\t"
 	"ret\n"
-	/* n > 512: zmm16 = the first vector, zmm20-23 = the last four,
-	 * stored unaligned after the loop; between them aligned stores from
-	 * rcx = the first 64-byte boundary above dst (rcx <= dst + 64, so
-	 * zmm16 covers what lies below it), 4 an iteration while rcx < r9 =
-	 * the last four's place (at least one: n > 512; every store below
-	 * dst + n). Only 5 unaligned stores, which split a cache line each
-	 * when dst is misaligned. r8 = src - dst. */
+	".Le_256:\n\t"
+	"vmovdqu64 -128(%rsi,%rdx), %zmm18\n\t"
+	"vmovdqu64 -64(%rsi,%rdx), %zmm19\n\t"
+	"vmovdqu64 %zmm16, (%rdi)\n\t"
+	"vmovdqu64 %zmm17, 64(%rdi)\n\t"
+	"vmovdqu64 %zmm18, -128(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm19, -64(%rdi,%rdx)\n\t"
+	"ret\n"
+	/* n > 512, forward unless the destination lies 0..255 bytes above
+	 * the source modulo 4 KiB (below). Forward: zmm16 = the first
+	 * vector, zmm20-23 = the last four, stored unaligned after the loop;
+	 * between them aligned stores from rcx = the first 64-byte boundary
+	 * above dst (rcx <= dst + 64, so zmm16 covers what lies below it), 4
+	 * an iteration while rcx < r9 = the last four's place (at least one:
+	 * n > 512; every store below dst + n). Only 5 unaligned stores, which
+	 * split a cache line each when dst is misaligned. r8 = src - dst. */
+	".p2align 4\n"
 	".Le_loop:\n\t"
+	LOOP_DIRECTION(".Le_back")
 	"vmovdqu64 -256(%rsi,%rdx), %zmm20\n\t"
 	"vmovdqu64 -192(%rsi,%rdx), %zmm21\n\t"
 	"vmovdqu64 -128(%rsi,%rdx), %zmm22\n\t"
@@ -352,6 +406,47 @@ __asm__(
 	"vmovdqu64 %zmm23, 192(%r9)\n\t"
 	"vmovdqu64 %zmm16, (%rdi)\n\t"
 	"ret\n"
+	/* Backward, the forward loop mirrored: zmm16-19 = the first four
+	 * vectors and zmm20 = the last, stored unaligned after the loop;
+	 * between them aligned stores down from rcx = the last 64-byte
+	 * boundary at or below dst + n (zmm20 covers what lies above it), 4
+	 * an iteration, the next while rcx >= r9 = dst + 256 (zmm16-19 cover
+	 * what lies below; the first iteration stores at dst + 194 or above:
+	 * n > 512). */
+	".p2align 4\n"
+	".Le_back:\n\t"
+	"vmovdqu64 64(%rsi), %zmm17\n\t"
+	"vmovdqu64 128(%rsi), %zmm18\n\t"
+	"vmovdqu64 192(%rsi), %zmm19\n\t"
+	"vmovdqu64 -64(%rsi,%rdx), %zmm20\n\t"
+	"movq %rsi, %r8\n\t"
+	"subq %rdi, %r8\n\t"
+	"leaq (%rdi,%rdx), %rcx\n\t"
+	"andq $-64, %rcx\n\t"
+	"leaq 256(%rdi), %r9\n\t"
+	".p2align 6\n"
+	".Le_biter:\n\t"
+	"subq $256, %rcx\n\t"
+	"vmovdqu64 192(%rcx,%r8), %zmm24\n\t"
+	"vmovdqu64 128(%rcx,%r8), %zmm25\n\t"
+	"vmovdqu64 64(%rcx,%r8), %zmm26\n\t"
+	"vmovdqu64 (%rcx,%r8), %zmm27\n\t"
+	"vmovdqa64 %zmm24, 192(%rcx)\n\t"
+	"vmovdqa64 %zmm25, 128(%rcx)\n\t"
+	"vmovdqa64 %zmm26, 64(%rcx)\n\t"
+	"vmovdqa64 %zmm27, (%rcx)\n\t"
+	"cmpq %r9, %rcx\n\t"
+	"jae .Le_biter\n\t"
+	"vmovdqu64 %zmm20, -64(%rdi,%rdx)\n\t"
+	"vmovdqu64 %zmm16, (%rdi)\n\t"
+	"vmovdqu64 %zmm17, 64(%rdi)\n\t"
+	"vmovdqu64 %zmm18, 128(%rdi)\n\t"
+	"vmovdqu64 %zmm19, 192(%rdi)\n\t"
+	"ret\n"
+
+	/* n >= big_min (zmm16 holds the first 64 bytes) */
+	".Le_big:\n\t"
+	RC_BIG(3, ".Le_libc")
 
 	/* rep movsb (n > 128) with the destination 64-byte aligned: if it
 	 * is not, the first 64 bytes (zmm16) stored as a vector and the
@@ -406,7 +501,7 @@ __asm__(
 	".La_gt64:\n\t"
 	A_GT64(".La_gt128")
 	".La_gt128:\n\t"
-	RC_ROUTE(4, 2, ".La_libc", ".La_rep")
+	RC_ROUTE(2, ".La_big")
 	/* 129.. (ymm0-3: the first and the last 64 bytes) */
 	".La_129:\n\t"
 	"vmovdqu 64(%rsi), %ymm4\n\t"
@@ -428,6 +523,7 @@ __asm__(
 	/* n > 256, as .Le_loop with 32-byte vectors: ymm0 the first,
 	 * ymm6, ymm7, ymm2, ymm3 the last four (loaded above) */
 	".La_loop:\n\t"
+	LOOP_DIRECTION(".La_back")
 	"movq %rsi, %r8\n\t"
 	"subq %rdi, %r8\n\t"
 	"movq %rdi, %rcx\n\t"
@@ -454,6 +550,39 @@ __asm__(
 	"vmovdqu %ymm0, (%rdi)\n\t"
 	"vzeroupper\n\t"
 	"ret\n"
+	/* backward, as .Le_back: ymm0, ymm1, ymm4, ymm5 the first four and
+	 * ymm3 the last (loaded above); down from the last 32-byte boundary
+	 * at or below dst + n while rcx >= dst + 128 (the first iteration
+	 * stores at dst + 98 or above: n > 256) */
+	".La_back:\n\t"
+	"movq %rsi, %r8\n\t"
+	"subq %rdi, %r8\n\t"
+	"leaq (%rdi,%rdx), %rcx\n\t"
+	"andq $-32, %rcx\n\t"
+	"leaq 128(%rdi), %r9\n\t"
+	".p2align 4\n"
+	".La_biter:\n\t"
+	"addq $-128, %rcx\n\t"
+	"vmovdqu 96(%rcx,%r8), %ymm8\n\t"
+	"vmovdqu 64(%rcx,%r8), %ymm9\n\t"
+	"vmovdqu 32(%rcx,%r8), %ymm10\n\t"
+	"vmovdqu (%rcx,%r8), %ymm11\n\t"
+	"vmovdqa %ymm8, 96(%rcx)\n\t"
+	"vmovdqa %ymm9, 64(%rcx)\n\t"
+	"vmovdqa %ymm10, 32(%rcx)\n\t"
+	"vmovdqa %ymm11, (%rcx)\n\t"
+	"cmpq %r9, %rcx\n\t"
+	"jae .La_biter\n\t"
+	"vmovdqu %ymm3, -32(%rdi,%rdx)\n\t"
+	"vmovdqu %ymm0, (%rdi)\n\t"
+	"vmovdqu %ymm1, 32(%rdi)\n\t"
+	"vmovdqu %ymm4, 64(%rdi)\n\t"
+	"vmovdqu %ymm5, 96(%rdi)\n\t"
+	"vzeroupper\n\t"
+	"ret\n"
+	/* n >= big_min (ymm0-3 hold the first and the last 64 bytes) */
+	".La_big:\n\t"
+	RC_BIG(4, ".La_libc")
 	".La_rep:\n\t"
 	"testl $63, %edi\n\t"
 	"jz 1f\n\t"
