@@ -489,7 +489,9 @@ static int save(const struct switchyard_memcpy_calibration *out, bool quick)
 static int confirm_losses(struct cal *c, bool quick, double *tmp)
 {
 	unsigned char *src = c->src, *dst = c->dst, *s2, *d2;
-	size_t len = MAX_SIZE + 128 + 4096;
+	/* a multiple of the alignment, as aligned_alloc() wants (C11;
+	 * AddressSanitizer's refuses anything else) */
+	size_t len = (MAX_SIZE + 128 + 4096 + 4095) & ~(size_t)4095;
 	bool first[NSTRAT];
 
 	s2 = aligned_alloc(4096, len);
