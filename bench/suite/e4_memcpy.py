@@ -328,16 +328,20 @@ def control_said(recs):
             continue
         c = compare(f"{loop}: {other}", v[other], f"{loop}: glibc",
                     v["glibc"])
-        g = got.setdefault(aa, [0, 0, 0.0])
+        g = got.setdefault(aa, [0, 0, 0.0, 0])
         g[1] += 1
         if c["verdict"] == ">" and c["ratio"] > LIBC_MARGIN:
             g[0] += 1
             g[2] = max(g[2], c["ratio"])
+        # the other way, by the same rule: placement cuts both ways
+        if c["verdict"] == "<" and c["ratio"] < 1 / LIBC_MARGIN:
+            g[3] += 1
     if False not in got or True not in got:
         return ""
     return "; " + "; ".join(
         f"{what}: slower at {got[aa][0]} of {got[aa][1]} points (worst "
         + (f"{got[aa][2]:.2f}x)" if got[aa][0] else "-)")
+        + f", faster at {got[aa][3]}"
         for aa, what in ((False, "A/A' control: glibc's memcpy against the "
                           "same code at another address"),
                          (True, "A/A: glibc's memcpy against itself "

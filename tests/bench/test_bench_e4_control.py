@@ -69,6 +69,9 @@ if m:
 check(re.search(r"^# the copy copied right: \d+ sizes", out, re.M),
       "no line of the copy's self-check")
 check(re.search(r"^# model name", out, re.M), "the CPU is not named")
+check(re.search(r"^# faster by the same rule .*: the copy at \d+, glibc "
+                r"again at \d+ of 704 points$", out, re.M),
+      "no line of the points where the copy was faster")
 lines = {}
 for what in ("A/A' control: glibc's memcpy against the same code at "
              "another address", "A/A control: glibc's memcpy against "
@@ -100,7 +103,8 @@ for loop, v in pairs.items():
     check(all(len(s) == ROUNDS and min(s) > 0 for s in v.values()),
           f"{loop}: samples {[len(s) for s in v.values()]}")
 said = control_said(recs)
-check(said.count(f" of {POINTS} points") == 2, f"the suite's line: {said!r}")
+check(said.count(f" of {POINTS} points") == 2 and
+      said.count(", faster at ") == 2, f"the suite's line: {said!r}")
 
 if bad:
     for b in bad[:20]:
