@@ -311,8 +311,12 @@ def control_lane(bindir, quick, tmp):
     verdict's sentence; "" when the lane skipped (an install, no libc.a,
     a glibc whose memcpy is not among the objects: the program says
     why)."""
-    return control_said(raw_lines(bindir, "e4_memcpy", tmp, ["--control"] +
-                                  (["--quick"] if quick else [])))
+    try:
+        recs = raw_lines(bindir, "e4_memcpy", tmp, ["--control"] +
+                         (["--quick"] if quick else []))
+    except FileNotFoundError:   # skipped: it wrote no samples
+        return ""
+    return control_said(recs)
 
 
 def control_said(recs):
