@@ -896,8 +896,13 @@ int main(int argc, char **argv)
 	memset(src_buf, 0x5a, MAXSIZE + 128);
 	memset(dst_buf, 0, MAXSIZE + 128);
 	/* (no perf lane: the control's samples are its clock's) */
-	if (control)
-		return run_control(rounds, sizes, nsizes, s, tmp);
+	if (control) {
+		int r = run_control(rounds, sizes, nsizes, s, tmp);
+
+		free(s);
+		free(tmp);
+		return r;
+	}
 	bench_perf_open(&pc, NC, rounds);
 
 	printf("# ns per copy, medians [95%% CI]; best = fastest own strategy;"
