@@ -4,10 +4,12 @@
  * of E4's --control lane (bench/e4_glibc_copy.c): glibc's own memcpy
  * variants, taken from the toolchain's libc.a and linked a second time
  * at another address. e4_memcpy loads it with dlopen() and finds these
- * names with dlsym().
+ * names with dlsym() (bench/e4_control.c, the second part below).
  */
 #ifndef E4_GLIBC_COPY_H
 #define E4_GLIBC_COPY_H
+
+#include <stddef.h>
 
 /* What the objects reference, in the order e4g_refs() gives their
  * addresses (the setter fills the first five) */
@@ -34,5 +36,24 @@ typedef void e4g_set_fn(const struct e4g_thresholds *t);
 typedef void e4g_refs_fn(const void *ref[E4G_NREFS]);
 /* e4g_variants: the memcpy entries of the objects linked in (their
  * __memcpy_* symbols), NULL-terminated */
+
+/* ---- e4_control.c, in e4_memcpy: the copy loaded and checked ---------- */
+
+typedef void *e4g_memcpy_fn(void *d, const void *s, size_t n);
+
+struct e4g_control {
+	e4g_memcpy_fn *glibc;	/* glibc's memcpy: its IFUNC's choice */
+	e4g_memcpy_fn *copy;	/* the same variant in e4_glibc_copy.so */
+	struct e4g_thresholds t;	/* glibc's, the copy's too */
+};
+
+/* e4_glibc_copy.so beside the program loaded, glibc's variant found in
+ * it, glibc's thresholds for this CPU read and set in it (two lines
+ * saying so on stdout): NULL, or why the control cannot run */
+const char *e4g_load(struct e4g_control *ctl, char *why, size_t wl);
+/* the copy checked at sizes around the thresholds, four alignments:
+ * NULL, or what it copied wrongly */
+const char *e4g_check(const struct e4g_control *ctl, size_t *nchecked,
+		      char *why, size_t wl);
 
 #endif /* E4_GLIBC_COPY_H */
