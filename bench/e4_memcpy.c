@@ -41,7 +41,11 @@
  * and the perf lane's counts of the same batches (bench/common/perfctr.h)
  * beside them for every contender but the short moves.
  *
- *   e4_memcpy [--rounds N] [--quick] [--calibrate [--save]]
+ * "e4_memcpy --control" is the A/A' control: glibc's memcpy against the
+ * same code at another address, and against itself (A/A), at the same
+ * points by the same rule (below, "the A/A' control").
+ *
+ *   e4_memcpy [--rounds N] [--quick] [--calibrate [--save]] [--control]
  *   e4_memcpy callgrind
  */
 #include <errno.h>
@@ -52,6 +56,7 @@
 
 #include <switchyard.h>
 
+#include "e4_glibc_copy.h"
 #include "perfctr.h"
 #include "stats.h"
 
@@ -59,9 +64,13 @@
 #define LIBC_MARGIN 1.02	/* "slower than glibc": significant and over */
 #define MAXSIZE (8192 + 2048)
 
-enum { C_SHORT, C_SSE2, C_AVX2, C_AVX512, C_REP, C_SY, C_LIBC, NC };
+/* the last two: --control's only (glibc's code at another address, and
+ * glibc's memcpy again) */
+enum { C_SHORT, C_SSE2, C_AVX2, C_AVX512, C_REP, C_SY, C_LIBC, C_COPY,
+       C_AGAIN, NC };
 static const char *const cname[NC] = {
 	"short", "sse2", "avx2", "avx512", "rep", "sy_memcpy", "glibc",
+	"glibc copy", "glibc again",
 };
 static const char *const condname[4] = {
 	"aligned fixed", "misaligned fixed", "aligned random",
@@ -110,6 +119,67 @@ static void shuffle(int *v, int n, uint64_t *x)
 		t = v[i];
 		v[i] = v[j];
 		v[j] = t;
+	}
+}
+
+/* One point of the grid for the contenders live[0..nl) (the default
+ * run's, or --control's): the sizes of condition cond around n in seq, a
+ * warm-up, K copies a batch, rounds rounds in a new order each (live[] is
+ * shuffled in place); s[c * rounds + r]: ns per copy of contender c in
+ * round r, sum[c] their summary, both to the raw file as loop "<n>
+ * <condition><tag>" */
+static void time_point(int cond, unsigned n, int *live, int nl, int rounds,
+		       const char *tag, double *s, struct bench_summary *sum)
+{
+	int mis = cond == 1 || cond == 3, rnd = cond >= 2;
+	unsigned char *d = dst_buf + (mis ? 17 : 0);
+	const unsigned char *sp = src_buf + (mis ? 3 : 0);
+	unsigned w = n / 4 < 2 ? 2 : n / 4;
+	unsigned lo = n > w ? n - w : 1, hi = n + w;
+	uint64_t x = 0x2545f4914f6cdd1dull ^ n;
+	char loop[80];
+	unsigned k = 8;
+	double t;
+
+	for (int i = 0; i < NSEQ; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		seq[i] = (uint16_t)(rnd ? lo + (unsigned)(x >> 20) %
+				       (hi - lo + 1) : n);
+	}
+	for (int i = 0; i < nl; i++)
+		time_batch(fn[live[i]], d, sp, 64, -1, -1);
+	t = time_batch(fn[C_SSE2], d, sp, 512, -1, -1) / 512;
+	if (t > 0 && 10000 / t > k)
+		k = (unsigned)(10000 / t);
+	/* the slots hold the last point's batches */
+	bench_perf_reset(&pc);
+	for (int r = 0; r < rounds; r++) {
+		/* a new order each round: a fixed cyclic order gave each
+		 * contender the same predecessor every round, and the one
+		 * after an identical function (glibc after
+		 * switchyard_memcpy resolved to it) ran with the branch
+		 * predictors warmed for it: 2-10% "faster" at random sizes
+		 * in an A/A run */
+		shuffle(live, nl, &order_rng);
+		for (int i = 0; i < nl; i++) {
+			int c = live[i];
+
+			s[c * rounds + r] = time_batch(fn[c], d, sp, k, c, r) /
+					    k;
+		}
+	}
+	snprintf(loop, sizeof(loop), "%u %s%s", n, condname[cond], tag);
+	for (int i = 0; i < nl; i++) {
+		int c = live[i];
+
+		sum[c] = bench_summarize(s + c * rounds, (size_t)rounds);
+		bench_raw(loop, cname[c], "ns/copy", s + c * rounds, rounds);
+		/* counts for what the suite compares (E4: sy_memcpy, glibc,
+		 * rep, the vector loops), not the short moves */
+		if (c != C_SHORT)
+			bench_perf_raw(&pc, c, loop, cname[c], "ns/copy");
 	}
 }
 
@@ -281,11 +351,129 @@ static int run_calibration(int save, int quick)
 	return 0;
 }
 
+/* ---- the A/A' control (--control) ------------------------------------ */
+
+/*
+ * How much of "slower than glibc" is where the code lies? At copies of a
+ * few cycles the branch predictors and the fetch, indexed by address,
+ * make the same code at another address differ by a few percent at
+ * some points, either way. The control times glibc's memcpy against its
+ * own code linked a second time (e4_glibc_copy.so beside this program:
+ * the variant objects of the toolchain's libc.a and a shim of ours,
+ * bench/e4_glibc_copy.c; loaded and checked by bench/e4_control.c) with
+ * the default run's rule at its 704 points: its count is the floor under
+ * the default run's (it moves from run to run, with the addresses and
+ * the pages the run gets: run it more than once). And glibc against
+ * itself through a second pointer (A/A, one address): the harness's
+ * sanity check. Each pair has a pass of its own through time_point(), as
+ * the default run's contenders: with the three in one round glibc would
+ * often follow its twin at its own address (warm predictors), the copy
+ * never.
+ */
+
+/* the control's two passes over the default run's points */
+static int run_control(int rounds, const unsigned *sizes, unsigned nsizes,
+		       double *s, double *tmp)
+{
+	static const int pair[2][2] = { { C_LIBC, C_COPY },
+					{ C_LIBC, C_AGAIN } };
+	static const char *const tag[2] = { "", ", A/A" };
+	long slow[2] = { 0, 0 }, fast[2] = { 0, 0 }, points = 0;
+	double worst[2] = { 0, 0 };
+	struct e4g_control ctl;
+	size_t nchecked;
+	char why[512];
+	const char *no = e4g_load(&ctl, why, sizeof(why));
+
+	if (no) {
+		printf("SKIP: %s\n", no);
+		return 0;
+	}
+	/* a copy that copies wrongly is a failure, not a reason */
+	no = e4g_check(&ctl, &nchecked, why, sizeof(why));
+	if (no) {
+		printf("FAIL: %s\n", no);
+		return 1;
+	}
+	printf("# the copy copied right: %zu sizes, 4 alignments\n",
+	       nchecked);
+	fn[C_LIBC] = ctl.glibc;
+	fn[C_AGAIN] = ctl.glibc;
+	fn[C_COPY] = ctl.copy;
+	printf("# %d rounds; ns per copy, medians [95%% CI]; slower: "
+	       "significantly (Mann-Whitney, 5%%) and the medians' ratio "
+	       "above %.2f\n", rounds, LIBC_MARGIN);
+	printf("%-5s %-17s %20s %20s %6s %5s %20s %6s %5s\n", "size",
+	       "condition", "glibc", "copy", "co/gl", "slow", "glibc again",
+	       "ag/gl", "slow");
+	for (int cond = 0; cond < 4; cond++)
+		for (unsigned si = 0; si < nsizes; si++) {
+			struct bench_summary sum[NC];
+
+			printf("%-5u %-17s", sizes[si], condname[cond]);
+			for (int p = 0; p < 2; p++) {
+				int live[2] = { pair[p][0], pair[p][1] };
+				int b = pair[p][1];
+				double r;
+				char buf[40];
+				int sl;
+
+				time_point(cond, sizes[si], live, 2, rounds,
+					   tag[p], s, sum);
+				r = sum[b].median / sum[C_LIBC].median;
+				sl = r > LIBC_MARGIN &&
+				     slower(s + b * rounds, s + C_LIBC * rounds,
+					    (size_t)rounds, 1.0, tmp);
+				slow[p] += sl;
+				if (sl && r > worst[p])
+					worst[p] = r;
+				/* and the other way: placement cuts both */
+				fast[p] += r < 1 / LIBC_MARGIN &&
+					   slower(s + C_LIBC * rounds,
+						  s + b * rounds,
+						  (size_t)rounds, 1.0, tmp);
+				if (!p) {
+					snprintf(buf, sizeof(buf),
+						 "%.2f [%.2f,%.2f]",
+						 sum[C_LIBC].median,
+						 sum[C_LIBC].lo,
+						 sum[C_LIBC].hi);
+					printf(" %20s", buf);
+				}
+				snprintf(buf, sizeof(buf), "%.2f [%.2f,%.2f]",
+					 sum[b].median, sum[b].lo, sum[b].hi);
+				printf(" %20s %6.3f %5s", buf, r,
+				       sl ? "yes" : "no");
+			}
+			printf("\n");
+			fflush(stdout);
+			points++;
+		}
+	print_cpu();
+	for (int p = 0; p < 2; p++) {
+		char w[32];
+
+		if (slow[p])
+			snprintf(w, sizeof(w), "%.3f", worst[p]);
+		else
+			snprintf(w, sizeof(w), "-");
+		printf("%s: slower at %ld of %ld points (worst %s)\n", p ?
+		       "A/A control: glibc's memcpy against itself through "
+		       "two pointers" :
+		       "A/A' control: glibc's memcpy against the same code "
+		       "at another address", slow[p], points, w);
+	}
+	printf("# faster by the same rule (significantly, the medians' ratio "
+	       "below 1/%.2f): the copy at %ld, glibc again at %ld of %ld "
+	       "points\n", LIBC_MARGIN, fast[0], fast[1], points);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct switchyard_memcpy_thresholds th;
 	unsigned sizes[256], nsizes = 0;
-	int rounds = 201, quick = 0, calibrate = 0, save = 0;
+	int rounds = 201, quick = 0, calibrate = 0, save = 0, control = 0;
 	long miss5 = 0, misslibc = 0, points = 0;
 	double worst5 = 0, worstlibc = 0;
 	double *s, *tmp;
@@ -301,9 +489,12 @@ int main(int argc, char **argv)
 			calibrate = 1;
 		else if (!strcmp(argv[i], "--save"))
 			save = 1;
+		else if (!strcmp(argv[i], "--control"))
+			control = 1;
 		else {
 			fprintf(stderr, "usage: %s [--rounds N] [--quick] "
-				"[--calibrate [--save]] | callgrind\n", argv[0]);
+				"[--calibrate [--save]] [--control] | "
+				"callgrind\n", argv[0]);
 			return 2;
 		}
 	}
@@ -338,6 +529,14 @@ int main(int argc, char **argv)
 		return 1;
 	memset(src_buf, 0x5a, MAXSIZE + 128);
 	memset(dst_buf, 0, MAXSIZE + 128);
+	/* (no perf lane: the control's samples are its clock's) */
+	if (control) {
+		int r = run_control(rounds, sizes, nsizes, s, tmp);
+
+		free(s);
+		free(tmp);
+		return r;
+	}
 	bench_perf_open(&pc, NC, rounds);
 
 	printf("# ns per copy, medians [95%% CI]; best = fastest own strategy;"
@@ -346,27 +545,14 @@ int main(int argc, char **argv)
 	       "size", "condition", "short", "sse2", "avx2", "avx512", "rep",
 	       "sy_memcpy", "glibc", "best", "5%", "libc", "sy/gl");
 	for (int cond = 0; cond < 4; cond++) {
-		int mis = cond == 1 || cond == 3, rnd = cond >= 2;
-		unsigned char *d = dst_buf + (mis ? 17 : 0);
-		const unsigned char *sp = src_buf + (mis ? 3 : 0);
+		int rnd = cond >= 2;
 
 		for (unsigned si = 0; si < nsizes; si++) {
 			unsigned n = sizes[si], w = n / 4 < 2 ? 2 : n / 4;
-			unsigned lo = n > w ? n - w : 1, hi = n + w;
-			uint64_t x = 0x2545f4914f6cdd1dull ^ n;
+			unsigned hi = n + w;
 			struct bench_summary sum[NC];
-			char loop[64];
 			int live[NC], nl = 0, best = -1;
-			unsigned k = 8;
-			double t;
 
-			for (int i = 0; i < NSEQ; i++) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
-				seq[i] = (uint16_t)(rnd ? lo + (unsigned)(x >> 20) %
-						       (hi - lo + 1) : n);
-			}
 			for (int c = 0; c < NC; c++) {
 				if (!fn[c])
 					continue;
@@ -376,46 +562,11 @@ int main(int argc, char **argv)
 					continue;
 				live[nl++] = c;
 			}
-			for (int i = 0; i < nl; i++)
-				time_batch(fn[live[i]], d, sp, 64, -1, -1);
-			t = time_batch(fn[C_SSE2], d, sp, 512, -1, -1) / 512;
-			if (t > 0 && 10000 / t > k)
-				k = (unsigned)(10000 / t);
-			/* the slots hold the last point's batches */
-			bench_perf_reset(&pc);
-			for (int r = 0; r < rounds; r++) {
-				/* a new order each round: a fixed cyclic
-				 * order gave each contender the same
-				 * predecessor every round, and the one after
-				 * an identical function (glibc after
-				 * switchyard_memcpy resolved to it) ran with
-				 * the branch predictors warmed for it: 2-10%
-				 * "faster" at random sizes in an A/A run */
-				shuffle(live, nl, &order_rng);
-				for (int i = 0; i < nl; i++) {
-					int c = live[i];
-
-					s[c * rounds + r] = time_batch(fn[c],
-						d, sp, k, c, r) / k;
-				}
-			}
+			time_point(cond, n, live, nl, rounds, "", s, sum);
+			/* the best contender, the C library's included */
 			for (int i = 0; i < nl; i++) {
 				int c = live[i];
 
-				sum[c] = bench_summarize(s + c * rounds,
-							 (size_t)rounds);
-				snprintf(loop, sizeof(loop), "%u %s", n,
-					 condname[cond]);
-				bench_raw(loop, cname[c], "ns/copy",
-					  s + c * rounds, rounds);
-				/* counts for what the suite compares (E4:
-				 * sy_memcpy, glibc, rep, the vector loops),
-				 * not the short moves */
-				if (c != C_SHORT)
-					bench_perf_raw(&pc, c, loop, cname[c],
-						       "ns/copy");
-				/* the best contender, the C library's
-				 * included */
 				if (c != C_SY && (best < 0 || sum[c].median <
 							      sum[best].median))
 					best = c;

@@ -60,6 +60,7 @@ def run(bindir, quick, tmp):
     bes, brows = breakevens(bindir, CALIBRATIONS[0 if quick else 1])
     rows += brows
     crows, ccomps, cold = cold_calls(bindir, quick, tmp)
+    ctl = control_lane(bindir, quick, tmp)
     rows += crows
     comps += ccomps
     # the deterministic lane: a few sizes, fixed and random (aligned), by
@@ -119,7 +120,8 @@ def run(bindir, quick, tmp):
         "never slower from (grid): " + ", ".join(reps) + "; " if reps
         else "") + cold + "; sy_memcpy vs glibc: " + "; ".join(
         f"{cond}: faster at {v['<']}, ~ at {v['~']}, slower at {v['>']} "
-        f"(worst {v['worst']:.2f}x)" for cond, v in per.items()) + psaid
+        f"(worst {v['worst']:.2f}x)" for cond, v in per.items()) + ctl + \
+        psaid
     return {"id": "E4", "seed": "003",
             "title": "switchyard_memcpy vs glibc memcpy, rep movsb vs vector "
                      "loops, per size and alignment; cold calls",
@@ -297,3 +299,54 @@ def cold_calls(bindir, quick, tmp):
         said += ("; I1 misses per cold call over the walk's (callgrind, "
                  "sy_memcpy/glibc/rep): " + ", ".join(lines))
     return rows, comps, said
+
+
+def control_lane(bindir, quick, tmp):
+    """The A/A' control (e4_memcpy --control): glibc's memcpy against the
+    same code at another address (its own objects from libc.a linked
+    again, e4_glibc_copy.so in the build tree), counted by this module's
+    rule (significant and over 2%) at the same points: the floor that
+    placement alone gives "slower than glibc"; and glibc against itself
+    through a second pointer (A/A), the harness's sanity check. The
+    verdict's sentence; "" when the lane skipped (an install, no libc.a,
+    a glibc whose memcpy is not among the objects: the program says
+    why)."""
+    try:
+        recs = raw_lines(bindir, "e4_memcpy", tmp, ["--control"] +
+                         (["--quick"] if quick else []))
+    except FileNotFoundError:   # skipped: it wrote no samples
+        return ""
+    return control_said(recs)
+
+
+def control_said(recs):
+    """control_lane's sentence from e4_memcpy --control's records: per
+    point loop "<n> <condition>" with glibc and "glibc copy", and loop
+    "<n> <condition>, A/A" with glibc and "glibc again"."""
+    got = {}
+    for loop, rs in by_loop(recs).items():
+        v = {r["variant"]: r["samples"] for r in rs}
+        aa = loop.endswith(", A/A")
+        other = "glibc again" if aa else "glibc copy"
+        if "glibc" not in v or other not in v:
+            continue
+        c = compare(f"{loop}: {other}", v[other], f"{loop}: glibc",
+                    v["glibc"])
+        g = got.setdefault(aa, [0, 0, 0.0, 0])
+        g[1] += 1
+        if c["verdict"] == ">" and c["ratio"] > LIBC_MARGIN:
+            g[0] += 1
+            g[2] = max(g[2], c["ratio"])
+        # the other way, by the same rule: placement cuts both ways
+        if c["verdict"] == "<" and c["ratio"] < 1 / LIBC_MARGIN:
+            g[3] += 1
+    if False not in got or True not in got:
+        return ""
+    return "; " + "; ".join(
+        f"{what}: slower at {got[aa][0]} of {got[aa][1]} points (worst "
+        + (f"{got[aa][2]:.2f}x)" if got[aa][0] else "-)")
+        + f", faster at {got[aa][3]}"
+        for aa, what in ((False, "A/A' control: glibc's memcpy against the "
+                          "same code at another address"),
+                         (True, "A/A: glibc's memcpy against itself "
+                          "through two pointers")))
