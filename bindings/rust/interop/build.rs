@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //! Compiles c/interop.c against the headers switchyard-sys links the
-//! library of (DEP_SWITCHYARD_INCLUDE), with the C compiler of `CC` (else
-//! `cc`), into a static library the tests link.
+//! library of (DEP_SWITCHYARD_INCLUDE), into a static library the tests
+//! link. The C compiler as the `cc` crate finds it: `CC_<target>`,
+//! `TARGET_CC`, `CC`, else `cc` (a cross build to AArch64:
+//! `aarch64-linux-gnu-gcc`); `ar` likewise.
 
 use std::env;
 use std::path::PathBuf;
@@ -9,10 +11,27 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=c/interop.c");
-    println!("cargo:rerun-if-env-changed=CC");
+    let target = env::var("TARGET").unwrap();
+    let cross = target != env::var("HOST").unwrap();
+    let tool = |name: &str, native: &str| {
+        let t = target.replace('-', "_");
+        for v in [format!("{name}_{t}"), format!("TARGET_{name}"), name.to_string()] {
+            println!("cargo:rerun-if-env-changed={v}");
+            if let Ok(c) = env::var(&v) {
+                if !cross || v != name {
+                    return c;
+                }
+            }
+        }
+        if cross && target.starts_with("aarch64-") {
+            format!("aarch64-linux-gnu-{}", if native == "cc" { "gcc" } else { native })
+        } else {
+            native.to_string()
+        }
+    };
     let inc = env::var("DEP_SWITCHYARD_INCLUDE").expect("switchyard-sys gives its include directory");
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
-    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    let cc = tool("CC", "cc");
     let obj = out.join("interop.o");
     let st = Command::new(&cc)
         .args(["-c", "-O2", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o"])
@@ -25,7 +44,7 @@ fn main() {
     assert!(st.success(), "{cc} failed on c/interop.c");
     let lib = out.join("libinterop_c.a");
     let _ = std::fs::remove_file(&lib);
-    let st = Command::new(env::var("AR").unwrap_or_else(|_| "ar".into()))
+    let st = Command::new(tool("AR", "ar"))
         .arg("crs")
         .arg(&lib)
         .arg(&obj)

@@ -69,9 +69,20 @@ fn run_tool(tool: &PathBuf, args: &[&str]) -> String {
     text
 }
 
-/// This test binary, run as a child doing `what`.
+/// This test binary, run as a child doing `what` (through the emulator
+/// of `SY_TEST_EMULATOR`, its words space-separated, in a cross build run
+/// under qemu-user: the test suite's convention).
 fn spawn_child(exe: &std::path::Path, what: &str) -> Command {
-    let mut c = Command::new(exe);
+    let emu = std::env::var("SY_TEST_EMULATOR").unwrap_or_default();
+    let mut words = emu.split_whitespace();
+    let mut c = match words.next() {
+        Some(w) => {
+            let mut c = Command::new(w);
+            c.args(words).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
     c.args(["child_mode", "--exact", "--nocapture", "--test-threads=1"])
         .env("SY_CLI_CHILD", what)
         .env_remove("SWITCHYARD_KEYS")
