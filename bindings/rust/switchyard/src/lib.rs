@@ -206,6 +206,7 @@ impl StaticKey {
     /// ```
     pub fn enable(&self) -> Result<(), Error> {
         // SAFETY: a live key (&self), accessed only by the library.
+        one_copy::check();
         Error::check(unsafe { sys::static_key_enable(self.as_ptr()) })
     }
 
@@ -219,6 +220,7 @@ impl StaticKey {
     /// ```
     pub fn disable(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_disable(self.as_ptr()) })
     }
 
@@ -235,6 +237,7 @@ impl StaticKey {
     /// ```
     pub fn inc(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_slow_inc(self.as_ptr()) })
     }
 
@@ -252,6 +255,7 @@ impl StaticKey {
     /// ```
     pub fn dec(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_slow_dec(self.as_ptr()) })
     }
 
@@ -364,6 +368,68 @@ impl fmt::Debug for StaticKey {
             .field("count", &self.count())
             .field("initial_enabled", &self.initial_enabled())
             .finish()
+    }
+}
+
+/// A process must hold one copy of the library (one registry) for keys
+/// shared with C code. With the static library, a `libswitchyard.so` loaded
+/// beside it (by a C library linked to it) is a second copy whose objects'
+/// sites this copy never moves: said once, on standard error, at the first
+/// change made while one is loaded (switchyard-sys's README: the `system`
+/// feature).
+mod one_copy {
+    #[cfg(not(sy_static_lib))]
+    pub fn check() {}
+
+    #[cfg(sy_static_lib)]
+    pub fn check() {
+        use core::ffi::{c_char, c_int, c_void};
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        #[repr(C)]
+        struct DlPhdrInfo {
+            addr: usize,
+            name: *const c_char,
+        }
+        unsafe extern "C" {
+            fn dl_iterate_phdr(
+                cb: unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int,
+                arg: *mut c_void,
+            ) -> c_int;
+        }
+        unsafe extern "C" fn each(info: *mut DlPhdrInfo, _: usize, arg: *mut c_void) -> c_int {
+            // SAFETY: the dynamic linker's record, for the call.
+            let name = unsafe { (*info).name };
+            if name.is_null() {
+                return 0;
+            }
+            // SAFETY: a NUL-terminated path, live during the call.
+            let path = unsafe { core::ffi::CStr::from_ptr(name) }.to_bytes();
+            let base = path.rsplit(|&c| c == b'/').next().unwrap_or(path);
+            if base.starts_with(b"libswitchyard.so") {
+                // SAFETY: arg is the Option<String> below.
+                unsafe { *(arg as *mut Option<String>) = Some(String::from_utf8_lossy(path).into()) };
+                return 1;
+            }
+            0
+        }
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if SAID.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut found: Option<String> = None;
+        // SAFETY: the callback matches the C type and writes only `found`.
+        unsafe { dl_iterate_phdr(each, &raw mut found as *mut c_void) };
+        if let Some(p) = found {
+            if !SAID.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "switchyard: this program links libswitchyard statically, and {p} \
+                     is loaded too: two copies, two registries; a key shared with \
+                     the code that uses {p} does not move its sites (build the Rust \
+                     crates with the `system` feature)"
+                );
+            }
+        }
     }
 }
 
