@@ -50,7 +50,10 @@ fn the_program_registers_once() {
     let mut st = switchyard::sys::switchyard_stats::default();
     assert_eq!(unsafe { switchyard::sys::switchyard_get_stats(&mut st) }, 0);
     assert_eq!(st.objects, 1, "{st:?}");
-    let keys: Vec<_> = switchyard::keys().into_iter().map(|k| (k.name, k.sites)).collect();
+    let keys: Vec<_> = switchyard::keys()
+        .into_iter()
+        .map(|k| (k.name, k.sites))
+        .collect();
     assert!(keys.contains(&("rust_key".to_string(), 3)), "{keys:?}");
     assert!(keys.contains(&("c_key".to_string(), 2)), "{keys:?}");
 }

@@ -22,7 +22,11 @@ pub extern "C" fn plugin_likely() -> bool {
 /// Enables (1) or disables (0) PLUGIN_KEY: 0 or the negative errno.
 #[unsafe(no_mangle)]
 pub extern "C" fn plugin_set(on: bool) -> i32 {
-    let r = if on { PLUGIN_KEY.enable() } else { PLUGIN_KEY.disable() };
+    let r = if on {
+        PLUGIN_KEY.enable()
+    } else {
+        PLUGIN_KEY.disable()
+    };
     r.map_or_else(|e| -e.errno(), |()| 0)
 }
 

@@ -48,7 +48,9 @@ fn a_cdylib_registers_before_dlopen_returns() {
     let path = CString::new(plugin().to_str().unwrap()).unwrap();
     for round in 0..3 {
         let h = unsafe { dlopen(path.as_ptr(), RTLD_NOW) };
-        assert!(!h.is_null(), "dlopen: {:?}", unsafe { std::ffi::CStr::from_ptr(dlerror()) });
+        assert!(!h.is_null(), "dlopen: {:?}", unsafe {
+            std::ffi::CStr::from_ptr(dlerror())
+        });
         unsafe {
             let unlikely: extern "C" fn() -> bool = sym(h, "plugin_unlikely");
             let likely: extern "C" fn() -> bool = sym(h, "plugin_likely");

@@ -314,9 +314,8 @@ impl StaticKey {
         // SAFETY: sy_type's bit 0 is written at compile time only; the
         // library changes the other bits with atomic operations, so read
         // it atomically.
-        let t = unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(&raw mut (*self.as_ptr()).sy_type)
-        };
+        let t =
+            unsafe { core::sync::atomic::AtomicU32::from_ptr(&raw mut (*self.as_ptr()).sy_type) };
         t.load(core::sync::atomic::Ordering::Relaxed) & sys::SY__KEY_TYPE_TRUE != 0
     }
 
@@ -408,7 +407,9 @@ mod one_copy {
             let base = path.rsplit(|&c| c == b'/').next().unwrap_or(path);
             if base.starts_with(b"libswitchyard.so") {
                 // SAFETY: arg is the Option<String> below.
-                unsafe { *(arg as *mut Option<String>) = Some(String::from_utf8_lossy(path).into()) };
+                unsafe {
+                    *(arg as *mut Option<String>) = Some(String::from_utf8_lossy(path).into())
+                };
                 return 1;
             }
             0
@@ -527,7 +528,9 @@ pub fn keys() -> Vec<KeyInfo> {
 /// ```
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated ASCII string.
-    unsafe { CStr::from_ptr(sys::switchyard_version()) }.to_str().unwrap_or("?")
+    unsafe { CStr::from_ptr(sys::switchyard_version()) }
+        .to_str()
+        .unwrap_or("?")
 }
 
 /// An error of a key change: the negative errno the C library returned,
@@ -561,7 +564,11 @@ impl Error {
     pub const EDEADLK: i32 = 35;
 
     fn check(r: c_int) -> Result<(), Error> {
-        if r == 0 { Ok(()) } else { Err(Error { errno: -r }) }
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error { errno: -r })
+        }
     }
 
     /// The errno (positive).
@@ -721,8 +728,13 @@ macro_rules! __sy_name_record {
             #[unsafe(link_section = "sy_names")]
             static SY_NAME: $crate::__private::NameRecord = $crate::__private::NameRecord {
                 obj: (&raw const $name).cast(),
-                name: ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name), "\0")
-                    .as_ptr(),
+                name: ::core::concat!(
+                    ::core::module_path!(),
+                    "::",
+                    ::core::stringify!($name),
+                    "\0"
+                )
+                .as_ptr(),
                 size: ::core::mem::size_of::<$ty>(),
             };
         };
@@ -746,7 +758,9 @@ macro_rules! __sy_name_record {
 #[macro_export]
 macro_rules! __sy_cold {
     () => {
-        ::core::hint::cold_path()
+        // only where the compiler has it (build.rs): not below the MSRV
+        #[allow(clippy::incompatible_msrv)]
+        let () = ::core::hint::cold_path();
     };
 }
 
