@@ -17,8 +17,11 @@
  * parameters, clone suffixes) and writes it as libstdc++ does
  * (tests/readers/test_demangle.c compares the two); anything else (operators,
  * function types, lambdas, ABI tags...) is left mangled, everywhere alike.
+ * It reads Rust's symbols too, legacy and v0 (the section "Rust symbols"
+ * below; tests/readers/test_demangle_rust.c).
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,10 +554,612 @@ static char *encoding(struct dm *d, bool local)
 	return f ? f : fail(d, NULL, NULL);
 }
 
+/* ---- Rust symbols --------------------------------------------------------- */
+
+/*
+ * Rust's two manglings, read so that a Rust program's keys and functions
+ * are named as its source spells them (bindings/rust/): "app::TRACE",
+ * "app::net::Conn::poll", as rustc-demangle's alternate form ({:#}) prints
+ * them, without the crate disambiguators and hashes.
+ *
+ * Legacy (rustc's default for a crate's own symbols): an Itanium nested
+ * name whose last element is the hash, "_ZN3app5TRACE17h0123456789abcdefE";
+ * its elements escape what an identifier cannot hold ("$LT$" for '<',
+ * ".." for "::", "$u7b$" for '{'...). Told from a C++ name by that last
+ * element ('h' and 16 hexadecimal digits), which is dropped.
+ *
+ * v0 ("_R", -C symbol-mangling-version=v0, and the standard library's
+ * symbols): paths (crate roots, nested names, closures and shims, inherent
+ * and trait impls, generic arguments, back-references) and the types and
+ * constants that generic arguments and impls name. A function pointer or
+ * dyn type, or a Punycode identifier, is left mangled.
+ */
+struct sb {
+	char *b;
+	size_t n;
+	int quiet;	/* > 0: parse without printing (disambiguating paths) */
+	bool fail;
+};
+
+static void sb_put(struct sb *o, const char *s, size_t n)
+{
+	if (o->fail || o->quiet)
+		return;
+	if (o->n + n >= DM_MAX) {
+		o->fail = true;
+		return;
+	}
+	memcpy(o->b + o->n, s, n);
+	o->n += n;
+	o->b[o->n] = 0;
+}
+
+static void sb_str(struct sb *o, const char *s)
+{
+	sb_put(o, s, strlen(s));
+}
+
+static bool hex_digit(char c)
+{
+	return digit(c) || (c >= 'a' && c <= 'f');
+}
+
+/* ".llvm.<hash>": a suffix LLVM adds to a local symbol it promoted;
+ * dropped as rustc-demangle does. Any other suffix is printed as is. */
+static void rust_suffix(struct sb *o, const char *s)
+{
+	if (!strncmp(s, ".llvm.", 6))
+		return;
+	sb_str(o, s);
+}
+
+/* One element of a legacy name, its escapes undone (rustc-demangle's
+ * rules); an escape it does not know ends the decoding, the rest is
+ * printed as it is. */
+static void legacy_element(struct sb *o, const char *s, size_t len)
+{
+	static const char *const esc[][2] = {
+		{ "SP", "@" }, { "BP", "*" }, { "RF", "&" }, { "LT", "<" },
+		{ "GT", ">" }, { "LP", "(" }, { "RP", ")" }, { "C", "," },
+	};
+	const char *end = s + len;
+
+	if (len >= 2 && s[0] == '_' && s[1] == '$')
+		s++;
+	while (s < end) {
+		if (*s == '.') {
+			bool two = s + 1 < end && s[1] == '.';
+
+			sb_str(o, two ? "::" : ".");
+			s += two ? 2 : 1;
+		} else if (*s == '$') {
+			const char *e = memchr(s + 1, '$', (size_t)(end - s - 1));
+			size_t n = e ? (size_t)(e - s - 1) : 0;
+			bool done = false;
+
+			for (size_t i = 0; e && i < sizeof(esc) / sizeof(esc[0]); i++)
+				if (strlen(esc[i][0]) == n &&
+				    !strncmp(s + 1, esc[i][0], n)) {
+					sb_str(o, esc[i][1]);
+					done = true;
+				}
+			if (!done && e && n >= 2 && n <= 3 && s[1] == 'u') {
+				unsigned c = 0;
+				bool ok = true;
+
+				for (size_t i = 2; i <= n; i++) {
+					ok = ok && hex_digit(s[i]);
+					c = c * 16 + (unsigned)(digit(s[i]) ?
+						s[i] - '0' : s[i] - 'a' + 10);
+				}
+				/* printable ASCII only: a name is not to carry
+				 * control characters onto a terminal */
+				if (ok && c >= 0x20 && c < 0x7f) {
+					char ch = (char)c;
+
+					sb_put(o, &ch, 1);
+					done = true;
+				}
+			}
+			if (!done)
+				break;
+			s = e + 1;
+		} else {
+			const char *q = s;
+
+			while (q < end && *q != '$' && *q != '.')
+				q++;
+			sb_put(o, s, (size_t)(q - s));
+			s = q;
+		}
+	}
+	sb_put(o, s, (size_t)(end - s));
+}
+
+static char *rust_legacy(const char *sym)
+{
+	const char *el[64], *p = sym + 3;	/* after "_ZN" */
+	size_t len[64], n = 0;
+	struct sb o = { 0 };
+
+	while (*p != 'E') {
+		size_t l = 0;
+
+		if (!digit(*p) || *p == '0' || n == 64)
+			return NULL;
+		while (digit(*p) && l < DM_MAX)
+			l = l * 10 + (size_t)(*p++ - '0');
+		if (l >= DM_MAX || strnlen(p, l) < l)
+			return NULL;
+		for (size_t i = 0; i < l; i++)
+			if (!(p[i] == '_' || p[i] == '$' || p[i] == '.' ||
+			      digit(p[i]) || (p[i] >= 'a' && p[i] <= 'z') ||
+			      (p[i] >= 'A' && p[i] <= 'Z')))
+				return NULL;
+		el[n] = p;
+		len[n++] = l;
+		p += l;
+	}
+	p++;	/* 'E' */
+	/* the hash: h and 16 hexadecimal digits, the last element */
+	if (n < 2 || len[n - 1] != 17 || el[n - 1][0] != 'h' ||
+	    (*p && *p != '.'))
+		return NULL;
+	for (size_t i = 1; i < 17; i++)
+		if (!hex_digit(el[n - 1][i]))
+			return NULL;
+	if (!(o.b = malloc(DM_MAX)))
+		return NULL;
+	o.b[0] = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (i)
+			sb_str(&o, "::");
+		legacy_element(&o, el[i], len[i]);
+	}
+	rust_suffix(&o, p);
+	if (o.fail) {
+		free(o.b);
+		return NULL;
+	}
+	return o.b;
+}
+
+struct v0 {
+	const char *s;	/* after "_R" */
+	size_t len, pos;
+	int depth;
+	struct sb *o;
+};
+
+static bool v0_fail(struct v0 *v)
+{
+	v->o->fail = true;
+	return false;
+}
+
+static bool v0_eat(struct v0 *v, char c)
+{
+	if (v->pos < v->len && v->s[v->pos] == c) {
+		v->pos++;
+		return true;
+	}
+	return false;
+}
+
+static char v0_peek(const struct v0 *v)
+{
+	return v->pos < v->len ? v->s[v->pos] : 0;
+}
+
+/* <base-62-number> ::= {0-9a-zA-Z} "_"; "_" is 0, "0_" 1, ... */
+static bool v0_base62(struct v0 *v, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	if (v0_eat(v, '_')) {
+		*out = 0;
+		return true;
+	}
+	for (;;) {
+		char c = v0_peek(v);
+		unsigned d;
+
+		if (c == '_')
+			break;
+		if (digit(c))
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'z')
+			d = (unsigned)(c - 'a') + 10;
+		else if (c >= 'A' && c <= 'Z')
+			d = (unsigned)(c - 'A') + 36;
+		else
+			return v0_fail(v);
+		if (x > (UINT64_MAX - d) / 62)
+			return v0_fail(v);
+		x = x * 62 + d;
+		v->pos++;
+	}
+	v->pos++;	/* '_' */
+	*out = x + 1;
+	return true;
+}
+
+/* [<disambiguator>] ::= "s" <base-62-number>: 0 when absent */
+static bool v0_disambiguator(struct v0 *v, uint64_t *out)
+{
+	*out = 0;
+	if (!v0_eat(v, 's'))
+		return true;
+	if (!v0_base62(v, out))
+		return false;
+	(*out)++;
+	return true;
+}
+
+/* <identifier> ::= [<disambiguator>] <decimal> ["_"] <bytes>; Punycode
+ * ("u" prefix) is not read */
+static bool v0_ident(struct v0 *v, uint64_t *dis, const char **id,
+		     size_t *idlen)
+{
+	size_t n = 0;
+
+	if (!v0_disambiguator(v, dis))
+		return false;
+	if (v0_peek(v) == 'u' || !digit(v0_peek(v)))
+		return v0_fail(v);
+	if (v0_peek(v) == '0') {
+		v->pos++;
+	} else {
+		while (digit(v0_peek(v))) {
+			n = n * 10 + (size_t)(v->s[v->pos++] - '0');
+			if (n >= DM_MAX)
+				return v0_fail(v);
+		}
+	}
+	v0_eat(v, '_');
+	if (v->len - v->pos < n)
+		return v0_fail(v);
+	*id = v->s + v->pos;
+	*idlen = n;
+	v->pos += n;
+	return true;
+}
+
+static bool v0_path(struct v0 *v, bool in_value);
+static bool v0_type(struct v0 *v);
+
+/* "B" <base-62-number>: parse again what starts at that offset, before
+ * this one (so that a loop cannot form) */
+static bool v0_backref(struct v0 *v, bool (*fn)(struct v0 *, bool), bool arg)
+{
+	size_t at = v->pos - 1, save;
+	uint64_t to;
+	bool r;
+
+	if (!v0_base62(v, &to))
+		return false;
+	if (to >= at || v->depth > 64)
+		return v0_fail(v);
+	save = v->pos;
+	v->pos = (size_t)to;
+	v->depth++;
+	r = fn(v, arg);
+	v->depth--;
+	v->pos = save;
+	return r;
+}
+
+static bool v0_type_fn(struct v0 *v, bool unused)
+{
+	(void)unused;
+	return v0_type(v);
+}
+
+static bool v0_lifetime(struct v0 *v)
+{
+	uint64_t n;
+
+	/* erased ('_) or bound; printed as "'_": a key's name never has
+	 * one, a function's generic arguments rarely */
+	if (!v0_base62(v, &n))
+		return false;
+	sb_str(v->o, "'_");
+	return true;
+}
+
+static bool v0_const(struct v0 *v, bool unused);
+
+static bool v0_generic_args(struct v0 *v, bool in_value)
+{
+	bool first = true;
+
+	sb_str(v->o, in_value ? "::<" : "<");
+	while (!v0_eat(v, 'E')) {
+		if (v->pos >= v->len || v->o->fail)
+			return v0_fail(v);
+		if (!first)
+			sb_str(v->o, ", ");
+		first = false;
+		if (v0_eat(v, 'L')) {
+			if (!v0_lifetime(v))
+				return false;
+		} else if (v0_eat(v, 'K')) {
+			if (!v0_const(v, false))
+				return false;
+		} else if (!v0_type(v)) {
+			return false;
+		}
+	}
+	sb_str(v->o, ">");
+	return true;
+}
+
+static bool v0_path(struct v0 *v, bool in_value)
+{
+	uint64_t dis;
+	const char *id;
+	size_t idlen;
+	char c, ns;
+
+	if (++v->depth > 64 || v->o->fail) {
+		v->depth--;
+		return v0_fail(v);
+	}
+	c = v0_peek(v);
+	v->pos++;
+	switch (c) {
+	case 'C':	/* crate root */
+		if (!v0_ident(v, &dis, &id, &idlen))
+			break;
+		sb_put(v->o, id, idlen);
+		v->depth--;
+		return true;
+	case 'M':	/* <T> */
+	case 'X':	/* <T as Trait> */
+	case 'Y':	/* <T as Trait>, the trait's own item */
+		if (c != 'Y') {
+			/* the impl's own path only disambiguates */
+			if (!v0_disambiguator(v, &dis))
+				break;
+			v->o->quiet++;
+			bool ok = v0_path(v, false);
+
+			v->o->quiet--;
+			if (!ok)
+				break;
+		}
+		sb_str(v->o, "<");
+		if (!v0_type(v))
+			break;
+		if (c != 'M') {
+			sb_str(v->o, " as ");
+			if (!v0_path(v, false))
+				break;
+		}
+		sb_str(v->o, ">");
+		v->depth--;
+		return true;
+	case 'N':	/* parent::name */
+		ns = v0_peek(v);
+		if (!((ns >= 'a' && ns <= 'z') || (ns >= 'A' && ns <= 'Z')))
+			break;
+		v->pos++;
+		if (!v0_path(v, in_value) || !v0_ident(v, &dis, &id, &idlen))
+			break;
+		if (ns >= 'a' && ns <= 'z') {
+			if (idlen) {
+				sb_str(v->o, "::");
+				sb_put(v->o, id, idlen);
+			}
+		} else {
+			char num[24];
+
+			sb_str(v->o, "::{");
+			sb_str(v->o, ns == 'C' ? "closure" : ns == 'S' ? "shim" :
+				     (char[]){ ns, 0 });
+			if (idlen) {
+				sb_str(v->o, ":");
+				sb_put(v->o, id, idlen);
+			}
+			snprintf(num, sizeof(num), "#%llu}",
+				 (unsigned long long)dis);
+			sb_str(v->o, num);
+		}
+		v->depth--;
+		return true;
+	case 'I':	/* path<args> */
+		if (!v0_path(v, in_value) || !v0_generic_args(v, in_value))
+			break;
+		v->depth--;
+		return true;
+	case 'B':
+		if (!v0_backref(v, v0_path, in_value))
+			break;
+		v->depth--;
+		return true;
+	default:
+		v0_fail(v);
+		break;
+	}
+	v->depth--;
+	return false;
+}
+
+static bool v0_type(struct v0 *v)
+{
+	static const char basic[] = "abcdefhijlmnostuvxyzp";
+	static const char *const basic_name[] = {
+		"i8", "bool", "char", "f64", "str", "f32", "u8", "isize",
+		"usize", "i32", "u32", "i128", "u128", "i16", "u16", "()",
+		"...", "i64", "u64", "!", "_",
+	};
+	char c = v0_peek(v);
+	const char *b = c ? strchr(basic, c) : NULL;
+	bool ok;
+
+	if (++v->depth > 64)
+		return v0_fail(v);
+	if (b) {
+		v->pos++;
+		sb_str(v->o, basic_name[b - basic]);
+		v->depth--;
+		return true;
+	}
+	v->pos++;
+	switch (c) {
+	case 'A':	/* [T; N] */
+	case 'S':	/* [T] */
+		sb_str(v->o, "[");
+		ok = v0_type(v);
+		if (ok && c == 'A') {
+			sb_str(v->o, "; ");
+			ok = v0_const(v, false);
+		}
+		sb_str(v->o, "]");
+		break;
+	case 'R':	/* &T, &mut T */
+	case 'Q':
+		sb_str(v->o, c == 'R' ? "&" : "&mut ");
+		if (v0_eat(v, 'L')) {
+			uint64_t n;
+
+			/* the erased lifetime is not printed */
+			ok = v0_base62(v, &n) && v0_type(v);
+		} else {
+			ok = v0_type(v);
+		}
+		break;
+	case 'P':	/* *const T, *mut T */
+	case 'O':
+		sb_str(v->o, c == 'P' ? "*const " : "*mut ");
+		ok = v0_type(v);
+		break;
+	case 'T': {	/* (A, B) */
+		int n = 0;
+
+		sb_str(v->o, "(");
+		ok = true;
+		while (ok && !v0_eat(v, 'E')) {
+			if (v->pos >= v->len)
+				ok = v0_fail(v);
+			else {
+				if (n++)
+					sb_str(v->o, ", ");
+				ok = v0_type(v);
+			}
+		}
+		sb_str(v->o, n == 1 ? ",)" : ")");
+		break;
+	}
+	case 'B':
+		ok = v0_backref(v, v0_type_fn, false);
+		break;
+	case 'C': case 'M': case 'X': case 'Y': case 'N': case 'I':
+		v->pos--;
+		ok = v0_path(v, false);
+		break;
+	default:	/* F (fn pointers), D (dyn): not read */
+		ok = v0_fail(v);
+		break;
+	}
+	v->depth--;
+	return ok;
+}
+
+/* <const> ::= <type> <const-data> | "p" | <backref>: integers, bool and
+ * char values; others are not read */
+static bool v0_const(struct v0 *v, bool unused)
+{
+	char c = v0_peek(v), num[48];
+	bool neg = false;
+	uint64_t x = 0;
+	int digits = 0;
+
+	(void)unused;
+	if (v0_eat(v, 'p')) {
+		sb_str(v->o, "_");
+		return true;
+	}
+	if (v0_eat(v, 'B'))
+		return v0_backref(v, v0_const, false);
+	if (!c || !strchr("abchijlmnostxy", c))
+		return v0_fail(v);
+	v->pos++;
+	if (strchr("alnsx", c) && v0_eat(v, 'n'))
+		neg = true;
+	while (v0_peek(v) != '_') {
+		char h = v0_peek(v);
+
+		if (!hex_digit(h) || ++digits > 16)
+			return v0_fail(v);
+		x = x * 16 + (uint64_t)(digit(h) ? h - '0' : h - 'a' + 10);
+		v->pos++;
+	}
+	v->pos++;	/* '_' */
+	if (c == 'b') {
+		if (x > 1)
+			return v0_fail(v);
+		sb_str(v->o, x ? "true" : "false");
+	} else if (c == 'c') {
+		if (x < 0x20 || x >= 0x7f || x == '\'' || x == '\\')
+			return v0_fail(v);	/* printable ASCII only */
+		snprintf(num, sizeof(num), "'%c'", (char)x);
+		sb_str(v->o, num);
+	} else {
+		snprintf(num, sizeof(num), "%s%llu", neg ? "-" : "",
+			 (unsigned long long)x);
+		sb_str(v->o, num);
+	}
+	return true;
+}
+
+static char *rust_v0(const char *sym)
+{
+	struct sb o = { 0 };
+	struct v0 v = { .s = sym + 2, .o = &o };
+	const char *dot;
+
+	/* the mangled part: ASCII letters, digits and '_'; a suffix from
+	 * the first '.' */
+	dot = strchr(v.s, '.');
+	v.len = dot ? (size_t)(dot - v.s) : strlen(v.s);
+	for (size_t i = 0; i < v.len; i++)
+		if (!(v.s[i] == '_' || digit(v.s[i]) ||
+		      (v.s[i] >= 'a' && v.s[i] <= 'z') ||
+		      (v.s[i] >= 'A' && v.s[i] <= 'Z')))
+			return NULL;
+	if (digit(v0_peek(&v)))	/* an encoding version: 0 only */
+		return NULL;
+	if (!(o.b = malloc(DM_MAX)))
+		return NULL;
+	o.b[0] = 0;
+	if (v0_path(&v, true) && v.pos < v.len) {
+		/* the instantiating crate: not part of the name */
+		o.quiet++;
+		v0_path(&v, false);
+		o.quiet--;
+	}
+	if (!o.fail && v.pos != v.len)
+		o.fail = true;
+	if (!o.fail && dot)
+		rust_suffix(&o, dot);
+	if (o.fail) {
+		free(o.b);
+		return NULL;
+	}
+	return o.b;
+}
+
 char *sy_demangle(const char *sym)
 {
 	struct dm d = { .p = sym ? sym + 2 : NULL };
 	char *r;
+
+	if (sym && !strncmp(sym, "_R", 2) && strlen(sym) < DM_MAX)
+		return rust_v0(sym);
+	if (sym && !strncmp(sym, "_ZN", 3) && strlen(sym) < DM_MAX &&
+	    (r = rust_legacy(sym)))
+		return r;
 
 	if (!sym || strncmp(sym, "_Z", 2) || strlen(sym) >= DM_MAX)
 		return NULL;

@@ -33,7 +33,10 @@ static inline const char *sy_strategy_name(int s)
  * (c++filt's) for what it reads: "ns::k", "(anonymous namespace)::k",
  * "f(int)::k", "S::f(int) const", "g<int>(char const*)". Deliberately not
  * __cxa_demangle(): a process without the C++ runtime would then name its
- * keys otherwise than one with it, and than the tool.
+ * keys otherwise than one with it, and than the tool. A Rust symbol
+ * (legacy "_ZN...17h<hash>E" or v0 "_R...") reads as rustc-demangle's
+ * alternate form prints it, without hashes: "app::net::TRACE",
+ * "<app::Conn as app::Poll>::poll".
  * Thread-safe; not async-signal-safe (malloc).
  */
 __attribute__((visibility("hidden")))
