@@ -24,7 +24,14 @@ from .stats import compare, find, median, said
 PROGRAMS = ["peers_flip", "peers_sites"]
 CRATE = "static-keys 0.8.2"
 SY_FLIP = "switchyard (no other thread)"
+SY_FLIP2 = "switchyard (2 threads running the sites)"
 RS_FLIP = f"Rust {CRATE} (single-threaded)"
+# switchyard's Rust crate (bindings/rust), the same program built with
+# --features switchyard: its flips against the C library's own, in the
+# same run (the goal: at most 1.05x), with and without threads
+RSY_FLIP = "Rust switchyard (no other thread)"
+RSY_FLIP2 = "Rust switchyard (2 threads running the sites)"
+RSY_KEY = "8 switchyard (Rust) static_branch_unlikely!"
 # peers_sites.c's and src/sites.rs's loops and variants
 MODES = ("dependent calls", "independent calls")
 C_FLAG = "8 flag checks (volatile int, own cache line)"
@@ -103,28 +110,34 @@ def _why(res):
     return f"exit {res.returncode}" + (f": {err[:200]}" if err else "")
 
 
-def build_rust(bindir):
+def build_rust(bindir, switchyard=False):
     """Build the crate's programs (release; the target directory kept in
     the build tree, so only the first run is cold; for an install the
     user cannot write to, in $XDG_CACHE_HOME/switchyard): (their
-    directory, None), or (None, why not)."""
+    directory, None), or (None, why not). switchyard: the same programs
+    against switchyard's Rust crate (bindings/rust: a source tree only;
+    its -sys crate builds the C library with cmake the first time)."""
+    feats = (["--no-default-features", "--features", "switchyard"]
+             if switchyard else [])
+    tdir = "rust-switchyard-target" if switchyard else \
+        "rust-static-keys-target"
     cargo = _cargo()
     if not cargo:
         return None, "cargo not installed"
     proj = _project(bindir)
     if not proj:
         return None, "bench/peers/rust-static-keys not found"
-    target = os.path.join(os.path.abspath(bindir), "rust-static-keys-target")
+    target = os.path.join(os.path.abspath(bindir), tdir)
     if not os.access(target if os.path.isdir(target) else bindir, os.W_OK):
         target = os.path.join(
             os.environ.get("XDG_CACHE_HOME") or
             os.path.join(os.path.expanduser("~"), ".cache"),
-            "switchyard", "rust-static-keys-target")
-    print(f"== PEERS: cargo build --release ({proj})", file=sys.stderr,
-          flush=True)
+            "switchyard", tdir)
+    print(f"== PEERS: cargo build --release {' '.join(feats)} ({proj})",
+          file=sys.stderr, flush=True)
     try:
         res = subprocess.run(
-            [cargo, "build", "--release", "--manifest-path",
+            [cargo, "build", "--release", *feats, "--manifest-path",
              os.path.join(proj, "Cargo.toml")],
             env=dict(os.environ, CARGO_TARGET_DIR=target),
             capture_output=True, text=True, timeout=900)
@@ -160,12 +173,13 @@ def _lines(path):
 
 
 def _flips(objs, who):
-    """peers_flip's and the crate program's {"impl", "threads", "sites",
-    "samples_ns"} as raw_lines() records, in us."""
+    """peers_flip's and the Rust programs' {"impl", "threads", "sites",
+    "samples_ns"} as raw_lines() records, in us; who: the variant's name
+    by thread count (records of other counts are left out)."""
     return [{"loop": f"flip, {o['sites']:,} site{'s' if o['sites'] > 1 else ''}",
-             "variant": who,
+             "variant": who[o.get("threads", 0)],
              "unit": "us", "samples": [v / 1e3 for v in o["samples_ns"]]}
-            for o in objs if o.get("threads", 0) == 0]
+            for o in objs if o.get("threads", 0) in who]
 
 
 def run(bindir, quick, tmp):
@@ -181,36 +195,51 @@ def run(bindir, quick, tmp):
     sy_n, rs_n = (31, 7) if quick else (51, 15)
     site_args = ["11", "500000"] if quick else ["21", "1000000"]
     rdir, why = build_rust(bindir)
+    ydir, ywhy = build_rust(bindir, switchyard=True)
     flip_runs, site_runs, cost = [], [], {"writes": "?", "syncs": "?"}
+
     for i in range(rounds):
+        # 0 and 2 threads running the sites (peers_flip's third argument:
+        # the most threads), for the Rust crate's same two
         js = os.path.join(tmp, f"peers-flip-{i}.json")
-        out = _run([os.path.join(bindir, "peers_flip"), js, str(sy_n), "0"])
+        out = _run([os.path.join(bindir, "peers_flip"), js, str(sy_n), "2"])
         m = re.search(r"([\d.]+) sync calls and ([\d.]+) write calls", out)
         if m:
             cost = {"syncs": m.group(1), "writes": m.group(2)}
         with open(js) as f:
-            flip_runs.append(_flips(json.load(f), SY_FLIP))
+            flip_runs.append(_flips(json.load(f),
+                                    {0: SY_FLIP, 2: SY_FLIP2}))
         raw = os.path.join(tmp, f"peers-sites-c-{i}.jsonl")
         _run([os.path.join(bindir, "peers_sites"), *site_args], raw)
         site_runs.append(_lines(raw))
-        if rdir is None:
-            continue
-        try:
-            out = _run([os.path.join(rdir, "sy-bench-rust-static-keys"),
-                        str(rs_n)])
-            flip_runs.append(_flips([json.loads(l) for l in out.splitlines()
-                                     if l.startswith("{")], RS_FLIP))
-            raw = os.path.join(tmp, f"peers-sites-rust-{i}.jsonl")
-            _run([os.path.join(rdir, "sy-bench-rust-sites"), *site_args],
-                 raw)
-            site_runs.append(_lines(raw))
-        except PeerFailed as e:
-            # never half a peer: drop what it gave, say why
-            rdir, why = None, str(e)
-            flip_runs = [r for r in flip_runs
-                         if all(x["variant"] == SY_FLIP for x in r)]
-            site_runs = [r for r in site_runs
-                         if all(x["loop"].endswith(", C") for x in r)]
+        for d, tag, flips_of in (
+                (rdir, "rust", [(0, RS_FLIP)]),
+                (ydir, "rust-sy", [(0, RSY_FLIP), (2, RSY_FLIP2)])):
+            if d is None:
+                continue
+            try:
+                for threads, who in flips_of:
+                    out = _run([os.path.join(d, "sy-bench-rust-static-keys"),
+                                str(rs_n if tag == "rust" else sy_n),
+                                str(threads)])
+                    flip_runs.append(_flips(
+                        [json.loads(l) for l in out.splitlines()
+                         if l.startswith("{")], {threads: who}))
+                raw = os.path.join(tmp, f"peers-sites-{tag}-{i}.jsonl")
+                _run([os.path.join(d, "sy-bench-rust-sites"), *site_args],
+                     raw)
+                site_runs.append(_lines(raw))
+            except PeerFailed as e:
+                mine = {w for _, w in flips_of}
+                flip_runs = [r for r in flip_runs
+                             if not any(x["variant"] in mine for x in r)]
+                key = RS_KEY if tag == "rust" else RSY_KEY
+                site_runs = [r for r in site_runs
+                             if not any(x["variant"] == key for x in r)]
+                if tag == "rust":
+                    rdir, why = None, str(e)
+                else:
+                    ydir, ywhy = None, str(e)
     flips = pool(flip_runs)
     sites = pool(site_runs)
     rows, comps, _ = seed_rows(flips)
@@ -226,6 +255,24 @@ def run(bindir, quick, tmp):
                      (f"{mode}, Rust: {RS_KEY}", f"{mode}, Rust: {RS_FLAG}")):
             if a in got and b in got:
                 comps.append(compare(a, got[a], b, got[b]))
+        ry = f"{mode}, Rust (switchyard build)"
+        for a, b in ((f"{ry}: {RSY_KEY}", f"{mode}, Rust: {RS_KEY}"),
+                     (f"{ry}: {RSY_KEY}", f"{mode}, C: {C_KEY}"),
+                     (f"{ry}: {RSY_KEY}", f"{ry}: {RS_FLAG}")):
+            if a in got and b in got:
+                comps.append(compare(a, got[a], b, got[b]))
+    # the Rust crate's flips against the C library's, same run, and the
+    # other crate's against them
+    for r in flips:
+        if r["variant"] not in (RSY_FLIP, RSY_FLIP2):
+            continue
+        c_who = SY_FLIP if r["variant"] == RSY_FLIP else SY_FLIP2
+        base = next((x for x in flips if x["loop"] == r["loop"] and
+                     x["variant"] == c_who), None)
+        if base:
+            comps.append(compare(f"{r['loop']}: {r['variant']}",
+                                 r["samples"], f"{r['loop']}: {c_who}",
+                                 base["samples"]))
     # the C side's counts (the Rust side has none): keys against flags,
     # per event, as the clock's (against no site: seed_rows)
     pgot = {(r["loop"], r["variant"], r["event"]): r for r in sites.perf}
@@ -250,12 +297,48 @@ def run(bindir, quick, tmp):
                                    "checks",
             "sy_peer_sites_keys": "bytes of the function, Rust: 8 "
                                   "static-keys sites"})
+    if ydir:
+        rows += nm_rows(os.path.join(ydir, "sy-bench-rust-sites"), {
+            "sy_peer_sites_none": "bytes of the function, Rust (switchyard "
+                                  "build): no site",
+            "sy_peer_sites_keys": "bytes of the function, Rust: 8 "
+                                  "switchyard sites"})
+    verdict = _verdict(flips, got, comps, why if not rdir else None)
+    verdict += " " + _rust_sy(flips, got, comps, ywhy if not ydir else None)
     return {"id": "PEERS", "seed": "-",
             "title": f"peers: switchyard vs the Rust crate {CRATE} and "
                      "plain flags (flip cost; disabled-site cost)",
             "rows": rows, "comparisons": comps, "aa": aa,
             "lane_note": NOTE.format(**cost),
-            "verdict": _verdict(flips, got, comps, why if not rdir else None)}
+            "verdict": verdict}
+
+
+def _rust_sy(flips, got, comps, missing):
+    """switchyard's Rust crate: its flips against the C library's in the
+    same run (0 and 2 threads running the sites), and its disabled sites
+    against the other crate's."""
+    if missing:
+        return f"switchyard's Rust crate not measured: {missing}."
+    out = []
+    for who, c_who in ((RSY_FLIP, SY_FLIP), (RSY_FLIP2, SY_FLIP2)):
+        parts = []
+        for r in flips:
+            if r["variant"] != who:
+                continue
+            c = find(comps, f"{r['loop']}: {who}", f"{r['loop']}: {c_who}")
+            if c:
+                parts.append(f"{r['loop'][6:]}: {c['ratio']:.2f}x"
+                             f"{' (~)' if c['verdict'] == '~' else ''}")
+        if parts:
+            out.append(f"{who} against the C library's flips ({c_who}): "
+                       + ", ".join(parts))
+    ry = "independent calls, Rust (switchyard build)"
+    kk = find(comps, f"{ry}: {RSY_KEY}", f"independent calls, Rust: {RS_KEY}")
+    base = f"{ry}: no site"
+    out.append(f"its 8 disabled sites add {_extra(got, f'{ry}: {RSY_KEY}', base)}"
+               f" a call over its no-site loop (independent calls); against "
+               f"the static-keys crate's sites {said(kk)}")
+    return "Rust: " + "; ".join(out) + "."
 
 
 def _extra(got, v, base):

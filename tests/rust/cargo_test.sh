@@ -1,5 +1,9 @@
 #!/bin/sh
-# cargo_test.sh SRC - `cargo test` of the Rust crates (SRC/bindings/rust/)
+# cargo_test.sh SRC [static-keys-suite] - `cargo test` of the Rust crates
+# (SRC/bindings/rust/), or with the second argument of the static-keys
+# crate's own tests against switchyard::compat
+# (SRC/bindings/rust/static-keys-suite/, a workspace of its own: cargo
+# fetches static-keys 0.8.2 from crates.io on its first run)
 # against this build: its static library (SWITCHYARD_LIB_DIR), its tool
 # (SWITCHYARD_TOOL), cargo's output in the build directory
 # (CARGO_TARGET_DIR); tests/rust/CMakeLists.txt sets them. In a cross
@@ -10,6 +14,7 @@
 # so): cargo runs offline, and --locked holds it to the lock file.
 set -u
 src=$1
+suite=${2:-}
 if ! command -v cargo >/dev/null 2>&1; then
 	echo "SKIP: cargo not found (Rust >= 1.87, e.g. from rustup.rs)"
 	exit 77
@@ -36,6 +41,10 @@ if [ -n "${SY_CARGO_TARGET:-}" ]; then
 	export "CARGO_TARGET_${up}_RUNNER=$SY_CARGO_RUNNER"
 	export "CC_${low}=$SY_CARGO_CC" "AR_${low}=$SY_CARGO_AR"
 	set -- --target "$t"
+fi
+if [ "$suite" = static-keys-suite ]; then
+	exec cargo test --locked \
+		--manifest-path "$src/bindings/rust/static-keys-suite/Cargo.toml" "$@"
 fi
 exec cargo test --offline --locked \
 	--manifest-path "$src/bindings/rust/Cargo.toml" --workspace "$@"

@@ -18,8 +18,17 @@
 //! untimed, to check that exactly N sites (then 0) take the enabled branch.
 //!
 //! stdout: one JSON object per key, one per line. Everything else: stderr.
-//! Usage: sy-bench-rust-static-keys [SAMPLES]   (default 201)
+//! Usage: sy-bench-rust-static-keys [SAMPLES [THREADS]]   (default 201, 0)
+//! Built with `--no-default-features --features switchyard`, the same
+//! program measures switchyard's Rust crate (its compat names), and
+//! THREADS threads may run the sites while the keys flip.
 
+#[cfg(all(feature = "upstream", feature = "switchyard"))]
+compile_error!("build with one of the features upstream (default) and switchyard");
+// switchyard's crate under the other crate's name: the code below is the
+// same for both
+#[cfg(feature = "switchyard")]
+use switchyard::compat as static_keys;
 use static_keys::{define_static_key_false, static_branch_unlikely, StaticFalseKey};
 use std::time::{Duration, Instant};
 
@@ -30,7 +39,10 @@ type KeySites = (usize, &'static StaticFalseKey, &'static [fn() -> usize]);
 // K1, K100, K1000, K10000, their site functions, and `KEYS: [KeySites; 4]`.
 include!(concat!(env!("OUT_DIR"), "/sites.rs"));
 
+#[cfg(not(feature = "switchyard"))]
 const IMPL: &str = "rust static-keys 0.8.2";
+#[cfg(feature = "switchyard")]
+const IMPL: &str = "rust switchyard";
 /// Warm-up enable/disable pairs per key.
 const WARMUP: usize = 3;
 /// A single flip slower than this makes the key "slow": fewer samples.
@@ -77,6 +89,16 @@ fn main() {
         None => 201,
     };
     assert!(samples > 0, "SAMPLES must be a positive integer");
+    // THREADS running every site of every key in a loop during the flips
+    // (switchyard's crate only: the other crate's flips are unsafe then)
+    let threads: usize = match std::env::args().nth(2) {
+        Some(s) => s.parse().expect("THREADS must be a number"),
+        None => 0,
+    };
+    assert!(
+        threads == 0 || cfg!(feature = "switchyard"),
+        "THREADS > 0: static-keys documents enable/disable as unsafe with other threads running"
+    );
 
     let t_init = Instant::now();
     static_keys::global_init();
@@ -161,6 +183,23 @@ fn main() {
         );
     }
 
+    // The threads that run the sites while the key flips: they only
+    // execute the code being patched (their counts are not checked: the
+    // flip's check runs in this thread).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let runners: Vec<_> = (0..threads)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for &(_, _, fns) in &KEYS {
+                        core::hint::black_box(run_sites(fns));
+                    }
+                }
+            })
+        })
+        .collect();
+
     // Measured rounds, keys interleaved; a key drops out once it has enough.
     let mut t: [Vec<u64>; 4] = Default::default();
     let t_run = Instant::now();
@@ -173,6 +212,10 @@ fn main() {
         }
     }
     eprintln!("measured rounds: {:?}", t_run.elapsed());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in runners {
+        r.join().expect("a thread running the sites panicked");
+    }
     // On Linux the crate patches each site by mmap'ing a copy of its page
     // and mremap'ing it over the text: patched text pages end up as
     // anonymous mappings. Report how many mappings the process now has.
@@ -183,7 +226,7 @@ fn main() {
     for (i, &(n, ..)) in KEYS.iter().enumerate() {
         let list: Vec<String> = t[i].iter().map(u64::to_string).collect();
         println!(
-            "{{\"impl\":\"{IMPL}\",\"threads\":0,\"sites\":{n},\"samples_ns\":[{}]}}",
+            "{{\"impl\":\"{IMPL}\",\"threads\":{threads},\"sites\":{n},\"samples_ns\":[{}]}}",
             list.join(",")
         );
         let mut v = t[i].clone();

@@ -27,6 +27,12 @@
 //!
 //! Usage: sy-bench-rust-sites [ROUNDS [CALLS]]   (defaults 31 and 1000000)
 
+#[cfg(all(feature = "upstream", feature = "switchyard"))]
+compile_error!("build with one of the features upstream (default) and switchyard");
+// switchyard's crate under the other crate's name: the code below is the
+// same for both
+#[cfg(feature = "switchyard")]
+use switchyard::compat as static_keys;
 use static_keys::{define_static_key_false, static_branch_unlikely};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -167,9 +173,18 @@ fn main() {
     let names = [
         "no site",
         "8 flag checks (AtomicBool Relaxed, own cache line)",
-        "8 static-keys static_branch_unlikely!",
+        if cfg!(feature = "switchyard") {
+            "8 switchyard (Rust) static_branch_unlikely!"
+        } else {
+            "8 static-keys static_branch_unlikely!"
+        },
     ];
-    let modes = ["dependent calls, Rust", "independent calls, Rust"];
+    // the two builds' loops apart (the suite pools samples by name)
+    let modes = if cfg!(feature = "switchyard") {
+        ["dependent calls, Rust (switchyard build)", "independent calls, Rust (switchyard build)"]
+    } else {
+        ["dependent calls, Rust", "independent calls, Rust"]
+    };
     let mut s = vec![vec![0f64; rounds]; 6];
     let mut sink = 0u32;
     // warm-up: one untimed round of every loop, then all six in turn
