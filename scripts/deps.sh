@@ -25,6 +25,8 @@
 #                                                machines; test.sh runs it
 #                                                after the native suite:
 #                                                scripts/cross-aarch64.sh)
+#   (rustup) aarch64-unknown-linux-gnu           the Rust crates' test in
+#                                                the AArch64 suite
 # Every one of them is needed by the default test suite: a missing tool makes
 # a test skip (or fail), and scripts/test.sh fails on skips.
 set -eu
@@ -55,6 +57,18 @@ if [ "$(uname -m)" = x86_64 ]; then
 		[ -f /usr/aarch64-linux-gnu/lib/libc.a ] ||
 		need="$need libc6-dev-arm64-cross"
 	have qemu-aarch64 || need="$need qemu-user"
+fi
+# Rust's standard library for AArch64, for the Rust crates' test in the
+# AArch64 suite (tests/rust/): through rustup, which brings Rust itself
+# (Debian 12's Rust is older than the crates' 1.87); without rustup the
+# test says SKIP and why. A failure here (no network) is left to the test.
+if [ "$(uname -m)" = x86_64 ] && have rustup &&
+	! rustup target list --installed 2>/dev/null |
+		grep -qx aarch64-unknown-linux-gnu; then
+	echo "installing: Rust's aarch64-unknown-linux-gnu target (rustup)"
+	rustup target add aarch64-unknown-linux-gnu ||
+		echo "deps.sh: rustup target add failed: the AArch64 suite's" \
+			"Rust test will say SKIP" >&2
 fi
 [ -z "$need" ] && exit 0
 echo "installing:$need"
