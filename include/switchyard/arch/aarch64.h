@@ -18,7 +18,8 @@
  * 16 bytes in section "sy_jump_entries", code and target self-relative,
  * the key absolute plus bit 0 for the likely forms. "aw?": the record
  * joins the section group of the code it describes, so that a discarded
- * COMDAT copy of an inline function takes its records with it.
+ * COMDAT copy of an inline function takes its records with it; "R" as on
+ * x86-64 (kept under LLD's --gc-sections).
  */
 #ifndef SWITCHYARD_ARCH_AARCH64_H
 #define SWITCHYARD_ARCH_AARCH64_H
@@ -38,7 +39,7 @@
  */
 #define SY__ARCH_SITE(keyp, branch, label)                                     \
 	__asm__ goto("1:\tb %l[" #label "]\n\t"                                \
-		     ".pushsection sy_jump_entries, \"aw?\"\n\t"                 \
+		     ".pushsection sy_jump_entries, \"aw?" SY__REC_R "\"\n\t"  \
 		     ".balign 8\n\t"                                            \
 		     ".long 1b - ., %l[" #label "] - .\n\t"                      \
 		     ".quad %c0 + %c1\n\t"                                      \
@@ -53,7 +54,7 @@
  * veneer) when the library is another object.
  */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_jump_entries, \"aw\"\n\t"
+__asm__(".pushsection sy_jump_entries, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_jump_entries\n\t"
 	".hidden __stop_sy_jump_entries\n\t"

@@ -93,7 +93,7 @@
 #define SY__ALT_1(oldinstr, newinstr, f)                                       \
 	SY__ALT_REPL(1, newinstr)                                              \
 	SY__ALT_SITE(oldinstr, SY__ALT_PAD(SY__ALT_R1))                        \
-	".pushsection sy_altinstr, \"aw?\"\n\t"                                \
+	".pushsection sy_altinstr, \"aw?" SY__REC_R "\"\n\t"                   \
 	".balign 4\n\t"                                                        \
 	SY__ALT_RECORD(1, f)                                                   \
 	".popsection\n\t"
@@ -101,7 +101,7 @@
 	SY__ALT_REPL(1, newinstr1)                                             \
 	SY__ALT_REPL(2, newinstr2)                                             \
 	SY__ALT_SITE(oldinstr, SY__ALT_PAD(SY__ALT_MAX2))                      \
-	".pushsection sy_altinstr, \"aw?\"\n\t"                                \
+	".pushsection sy_altinstr, \"aw?" SY__REC_R "\"\n\t"                   \
 	".balign 4\n\t"                                                        \
 	SY__ALT_RECORD(1, f1)                                                  \
 	SY__ALT_RECORD(2, f2)                                                  \
@@ -205,7 +205,7 @@
  * it through .init_array and .fini_array.
  */
 #if !defined(SY__NO_DSO_GLUE) && !defined(SWITCHYARD_NO_PATCHING)
-__asm__(".pushsection sy_altinstr, \"aw\"\n\t"
+__asm__(".pushsection sy_altinstr, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_altinstr\n\t"
 	".hidden __stop_sy_altinstr\n\t"

@@ -44,7 +44,7 @@
 #define SY__ARCH_HAVE_RUNTIME_CONST 1
 
 #define SY__RC_RECORD(size)                                                    \
-	".pushsection sy_runtime_const, \"aw?\"\n\t"                           \
+	".pushsection sy_runtime_const, \"aw?" SY__REC_R "\"\n\t"              \
 	".balign 8\n"                                                          \
 	"760:\t.quad %c[sy_sym]\n\t"                                          \
 	".long 761b - .\n\t"                                                   \
@@ -127,7 +127,7 @@
  * starts with BTI C (HINT 34, a NOP where BTI is not enforced): the loader
  * calls it through .init_array and .fini_array. */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_runtime_const, \"aw\"\n\t"
+__asm__(".pushsection sy_runtime_const, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_runtime_const\n\t"
 	".hidden __stop_sy_runtime_const\n\t"

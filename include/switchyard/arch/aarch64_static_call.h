@@ -77,7 +77,7 @@
 /* The site and its record. */
 #define SY__SC_SITE_HEAD                                                            \
 	"771:\tbl 776f\n\t"                                                    \
-	".pushsection sy_static_call_sites, \"aw?\"\n\t"                       \
+	".pushsection sy_static_call_sites, \"aw?" SY__REC_R "\"\n\t"          \
 	".balign 8\n"                                                          \
 	"770:\t.quad %c[sy_meta]\n\t"                                          \
 	".long 771b - ., 776f - .\n\t"                                         \
@@ -209,7 +209,7 @@
  * object.
  */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_static_call_sites, \"aw\"\n\t"
+__asm__(".pushsection sy_static_call_sites, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_static_call_sites\n\t"
 	".hidden __stop_sy_static_call_sites\n\t"

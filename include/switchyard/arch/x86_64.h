@@ -32,6 +32,14 @@
  * linker resolves it (R_X86_64_64 for an exported key, R_X86_64_RELATIVE for
  * a local one). The section is therefore writable, which also lets the
  * registry sort it in place.
+ *
+ * "R" (SY__REC_R: SHF_GNU_RETAIN, where the compiler can say so) keeps the
+ * records under --gc-sections with LLD too: GNU ld keeps every section that
+ * a __start_/__stop_ symbol names, LLD (-z start-stop-gc, its default)
+ * drops those nothing else references, so that the glue's __start_ would
+ * be undefined or, when another object's section survives, this one's
+ * sites would silently keep their jumps. Rust links with LLD by default
+ * (bindings/rust/); so does clang -fuse-ld=lld.
  */
 #ifndef SWITCHYARD_ARCH_X86_64_H
 #define SWITCHYARD_ARCH_X86_64_H
@@ -63,7 +71,7 @@
  */
 #define SY__ARCH_SITE(keyp, branch, label)                                     \
 	__asm__ goto("1:\tjmp %l[" #label "]\n\t"                              \
-		     ".pushsection sy_jump_entries, \"aw?\"\n\t"                 \
+		     ".pushsection sy_jump_entries, \"aw?" SY__REC_R "\"\n\t"  \
 		     ".balign 8\n\t"                                            \
 		     ".long 1b - ., %l[" #label "] - .\n\t"                      \
 		     ".quad " SY__KEY_PRINT " + %c1\n\t"                        \
@@ -86,7 +94,7 @@
  * destructors.
  */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_jump_entries, \"aw\"\n\t"
+__asm__(".pushsection sy_jump_entries, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_jump_entries\n\t"
 	".hidden __stop_sy_jump_entries\n\t"

@@ -85,7 +85,7 @@
 #define SY__ALT_1(oldinstr, newinstr, f)                                       \
 	SY__ALT_SITE(oldinstr, SY__ALT_PAD(SY__ALT_R1))                        \
 	SY__ALT_REPL(1, newinstr)                                              \
-	".pushsection sy_altinstr, \"aw?\"\n\t"                                \
+	".pushsection sy_altinstr, \"aw?" SY__REC_R "\"\n\t"                   \
 	".balign 4\n\t"                                                        \
 	SY__ALT_RECORD(1, f)                                                   \
 	".popsection\n\t"
@@ -93,7 +93,7 @@
 	SY__ALT_SITE(oldinstr, SY__ALT_PAD(SY__ALT_MAX2))                      \
 	SY__ALT_REPL(1, newinstr1)                                             \
 	SY__ALT_REPL(2, newinstr2)                                             \
-	".pushsection sy_altinstr, \"aw?\"\n\t"                                \
+	".pushsection sy_altinstr, \"aw?" SY__REC_R "\"\n\t"                   \
 	".balign 4\n\t"                                                        \
 	SY__ALT_RECORD(1, f1)                                                  \
 	SY__ALT_RECORD(2, f2)                                                  \
@@ -204,7 +204,7 @@
  * object's records go to the library before any of its code runs.
  */
 #if !defined(SY__NO_DSO_GLUE) && !defined(SWITCHYARD_NO_PATCHING)
-__asm__(".pushsection sy_altinstr, \"aw\"\n\t"
+__asm__(".pushsection sy_altinstr, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_altinstr\n\t"
 	".hidden __stop_sy_altinstr\n\t"

@@ -46,7 +46,7 @@
 #endif
 
 #define SY__RC_RECORD(size)                                                    \
-	".pushsection sy_runtime_const, \"aw?\"\n\t"                           \
+	".pushsection sy_runtime_const, \"aw?" SY__REC_R "\"\n\t"              \
 	".balign 8\n\t"                                                        \
 	".quad " SY__RC_SYM "\n\t"                                             \
 	".long 761b - .\n\t"                                                   \
@@ -117,7 +117,7 @@
 
 /* Per-object glue, as for static call sites (x86_64_static_call.h). */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_runtime_const, \"aw\"\n\t"
+__asm__(".pushsection sy_runtime_const, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_runtime_const\n\t"
 	".hidden __stop_sy_runtime_const\n\t"

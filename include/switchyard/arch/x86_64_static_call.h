@@ -192,7 +192,7 @@
 	".fill %c[sy_room] - 5, 1, 0x90\n"                                         \
 	"775:\t"
 #define SY__SC_RECORD                                                          \
-	".pushsection sy_static_call_sites, \"aw?\"\n\t"                       \
+	".pushsection sy_static_call_sites, \"aw?" SY__REC_R "\"\n\t"          \
 	".balign 8\n\t"                                                        \
 	".quad " SY__SC_META_PRINT "\n\t"                                      \
 	".long 771b - ., 0\n\t"                                                \
@@ -322,7 +322,7 @@
  * when it is unloaded. COMDAT group "sy__sc_dso_glue": one copy per object.
  */
 #ifndef SY__NO_DSO_GLUE
-__asm__(".pushsection sy_static_call_sites, \"aw\"\n\t"
+__asm__(".pushsection sy_static_call_sites, \"aw" SY__REC_R "\"\n\t"
 	".popsection\n\t"
 	".hidden __start_sy_static_call_sites\n\t"
 	".hidden __stop_sy_static_call_sites\n\t"

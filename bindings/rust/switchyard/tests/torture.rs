@@ -23,6 +23,11 @@ define_static_key_false!(T);
 /// flip i (seq 2i + 2): enabled for even i.
 static SEQ: AtomicU64 = AtomicU64::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
+/// Per worker: the last even SEQ at which it checked a pass. Every 64
+/// flips, in each state, the flipper waits for every worker to check one
+/// (200 ms at most): with 2 CPUs and 7 threads a worker could otherwise
+/// sleep through all the short windows of one state.
+static SEEN: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
 fn expected(seq: u64) -> bool {
     (seq / 2) % 2 == 1
@@ -109,7 +114,7 @@ struct Tally {
     last: bool,        // the site after the last flip
 }
 
-fn run(block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
+fn run(me: usize, block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
     if block {
         block_all_signals();
     }
@@ -133,6 +138,7 @@ fn run(block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
         if s1 == s2 && s1 % 2 == 0 {
             let want = expected(s1);
             t.checked[want as usize] += 1;
+            SEEN[me].store(s1, Ordering::Relaxed);
             if a != want || b != want {
                 t.wrong += 1;
             }
@@ -158,9 +164,10 @@ fn threads_see_every_flip_and_the_control_does_not() {
     let kinds = [(false, false), (true, false), (false, false), (true, false), (false, true), (true, true)];
     let workers: Vec<_> = kinds
         .iter()
-        .map(|&(block, control)| {
+        .enumerate()
+        .map(|(me, &(block, control))| {
             let r = ready.clone();
-            (block, control, thread::spawn(move || run(block, control, r)))
+            (block, control, thread::spawn(move || run(me, block, control, r)))
         })
         .collect();
     while ready.load(Ordering::Acquire) < kinds.len() as u64 {
@@ -174,10 +181,13 @@ fn threads_see_every_flip_and_the_control_does_not() {
         } else {
             T.disable().unwrap();
         }
-        SEQ.fetch_add(1, Ordering::AcqRel);
-        // let the workers run a little in each state
-        for _ in 0..200 {
-            std::hint::spin_loop();
+        let s = SEQ.fetch_add(1, Ordering::AcqRel) + 1;
+        let w0 = std::time::Instant::now();
+        while i % 64 < 2
+            && kinds.iter().enumerate().any(|(i, k)| !k.1 && SEEN[i].load(Ordering::Relaxed) < s)
+            && w0.elapsed() < std::time::Duration::from_millis(200)
+        {
+            thread::yield_now();
         }
     }
     let took = t0.elapsed();
