@@ -234,24 +234,40 @@ fn code_of(f: usize, n: usize) -> Vec<u8> {
     (0..n).map(|i| unsafe { std::ptr::read_volatile((f + i) as *const u8) }).collect()
 }
 
-/// x86-64: the site in function f: its address and its 23 bytes from the
-/// arm (64 48 f7/c7 04 25 ...).
-fn x86_site(f: usize) -> (usize, Vec<u8>) {
-    let b = code_of(f, 256);
-    let i = (0..b.len() - 23)
-        .find(|&i| b[i] == 0x64 && b[i + 1] == 0x48 && b[i + 3] == 0x04 && b[i + 4] == 0x25)
-        .expect("no static call arm in the function");
-    (f + i, b[i..i + 23].to_vec())
+unsafe extern "C" {
+    // the bounds of this file's table of static call records, which the
+    // per-object glue hands to the library
+    static __start_sy_static_call_sites: [switchyard::sys::sy_sc_entry; 0];
+    static __stop_sy_static_call_sites: [switchyard::sys::sy_sc_entry; 0];
 }
 
-/// AArch64: the site in function f, the only BL or NOP in its first 64
-/// words that is not in the prologue's shape: its address and word.
-fn a64_site(f: usize) -> (usize, u32) {
-    let b = code_of(f, 256);
-    (0..64)
-        .map(|i| (f + 4 * i, u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap())))
-        .find(|&(_, w)| w & 0xfc00_0000 == 0x9400_0000 || w == 0xd503_201f)
-        .expect("no BL or NOP in the function")
+/// The sites of the call whose key is at `key`, from the records (the code
+/// field: relative to itself).
+fn sites_of(key: *mut switchyard::sys::static_call_key) -> Vec<usize> {
+    // SAFETY: the linker's bounds of the section; records of 16 bytes.
+    let (start, stop) = unsafe {
+        (&raw const __start_sy_static_call_sites as *const switchyard::sys::sy_sc_entry,
+         &raw const __stop_sy_static_call_sites as *const switchyard::sys::sy_sc_entry)
+    };
+    let n = (stop as usize - start as usize) / 16;
+    (0..n)
+        .filter_map(|i| {
+            // SAFETY: inside the table; the meta a record names is a static.
+            let e = unsafe { &*start.add(i) };
+            (unsafe { (*e.meta).key } == key)
+                .then(|| (&raw const e.code as isize + e.code as isize) as usize)
+        })
+        .collect()
+}
+
+/// x86-64: the 23 bytes of the site at `at`, from the arm.
+fn x86_site(at: usize) -> Vec<u8> {
+    code_of(at, 23)
+}
+
+/// AArch64: the site's word.
+fn a64_site(at: usize) -> u32 {
+    u32::from_le_bytes(code_of(at, 4).try_into().unwrap())
 }
 
 extern "C" fn w_one(x: u64) -> u64 {
@@ -270,9 +286,11 @@ fn site_w(x: u64) -> u64 {
 /// What the site holds now: "call <addr>", "null", "ret0", "detour" (x86:
 /// the compiled form; AArch64: a BL elsewhere).
 fn site_form() -> String {
-    let f = site_w as fn(u64) -> u64 as usize;
+    let sites = sites_of(W.as_ptr());
+    assert_eq!(sites.len(), 1, "W has one site");
+    let at = sites[0];
     if cfg!(target_arch = "x86_64") {
-        let (at, s) = x86_site(f);
+        let s = x86_site(at);
         match (s[2], s[13], &s[18..23]) {
             (0xf7, 0xe9, [0xe8, 0, 0, 0, 0]) => "detour".into(),
             (0xc7, 0xa9, [0xe8, r @ ..]) => {
@@ -284,7 +302,7 @@ fn site_form() -> String {
             _ => panic!("unexpected site bytes {s:02x?}"),
         }
     } else {
-        let (at, w) = a64_site(f);
+        let w = a64_site(at);
         if w == 0xd503_201f {
             return "null".into();
         }

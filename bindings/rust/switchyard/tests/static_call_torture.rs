@@ -221,15 +221,32 @@ fn every_call_is_accounted_for_while_the_target_changes() {
 
 // ---- the negative control ------------------------------------------------------
 
-/// x86-64: the address of the payload of the site in function f (the arm,
-/// 64 48 c7 04 25, + 18).
-fn payload_of(f: usize) -> usize {
+unsafe extern "C" {
+    // this file's table of static call records
+    static __start_sy_static_call_sites: [switchyard::sys::sy_sc_entry; 0];
+    static __stop_sy_static_call_sites: [switchyard::sys::sy_sc_entry; 0];
+}
+
+/// x86-64: the address of the payload of TX's site (its record's code is
+/// the arm; the payload is 18 bytes on), checked to be armed and open.
+fn payload_of_tx() -> usize {
+    // SAFETY: the linker's bounds of the section; records of 16 bytes, whose
+    // metas are statics.
+    let at = unsafe {
+        let start = &raw const __start_sy_static_call_sites as *const switchyard::sys::sy_sc_entry;
+        let stop = &raw const __stop_sy_static_call_sites as *const switchyard::sys::sy_sc_entry;
+        let mut sites = (0..(stop as usize - start as usize) / 16)
+            .map(|i| &*start.add(i))
+            .filter(|e| (*e.meta).key == TX.as_ptr())
+            .map(|e| (&raw const e.code as isize + e.code as isize) as usize);
+        let at = sites.next().expect("TX's site");
+        assert!(sites.next().is_none(), "TX has one site");
+        at
+    };
     // SAFETY: code of this process, mapped readable.
-    let b: Vec<u8> = (0..4096).map(|i| unsafe { std::ptr::read_volatile((f + i) as *const u8) }).collect();
-    let i = (0..b.len() - 23)
-        .find(|&i| b[i..i + 5] == [0x64, 0x48, 0xc7, 0x04, 0x25] && b[i + 13] == 0xa9)
-        .expect("no armed static call site with an open guard");
-    f + i + 18
+    let b: Vec<u8> = (0..23).map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) }).collect();
+    assert!(b[..5] == [0x64, 0x48, 0xc7, 0x04, 0x25] && b[13] == 0xa9 && b[18] == 0xe8, "{b:02x?}");
+    at + 18
 }
 
 /// In the child: workers on site_x while its payload is rewritten byte by
@@ -251,7 +268,7 @@ fn rogue() -> ! {
     while ready.load(Ordering::Acquire) < 2 {
         thread::yield_now();
     }
-    let at = payload_of(site_x as fn(*mut Ctx, u64) -> u64 as usize);
+    let at = payload_of_tx();
     let mem = std::fs::OpenOptions::new().write(true).open("/proc/self/mem").unwrap();
     // SAFETY: reads the payload.
     let call: Vec<u8> = (0..5).map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) }).collect();
