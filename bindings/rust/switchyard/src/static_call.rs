@@ -44,9 +44,9 @@
 //! # Signatures
 //!
 //! A call's type is an `extern "C" fn` of up to six arguments, each an
-//! integer (`u8`..`u64`, `i8`..`i64`, `usize`, `isize`), `bool`, `char`, a
+//! integer (`u8`..`u64`, `i8`..`i64`, `usize`, `isize`), `bool`, a
 //! raw pointer (`*const T`, `*mut T`), `NonNull<T>` or
-//! `Option<NonNull<T>>`, returning nothing or one of those but `char` and
+//! `Option<NonNull<T>>`, returning nothing or one of those but
 //! `NonNull<T>` (a NULL or RET0 target must be able to return nothing
 //! or 0): what travels in one integer register each way. Others do not
 //! compile ("not a static call signature", "not a static call argument").
@@ -63,11 +63,12 @@
 //! through: its sites call through the key's pointer instead, an ordinary
 //! indirect call that unwinds (as C++ code calls through the key for a
 //! function type that may throw), and `catch_unwind` catches the panic.
-//! With the `nightly-asm-unwind` feature (nightly Rust,
-//! `#![feature(asm_unwind)]`), such a call gets a patched site too, marked
-//! `may_unwind`, which the unwinder crosses with the compiler's own frame
-//! information (a Rust site leaves the stack pointer alone) and the
-//! detour's.
+//! With the `nightly-asm-unwind` feature (nightly Rust; every crate that
+//! calls [`static_call!`] then enables `#![feature(asm_unwind)]`: rustc
+//! checks that gate in the crate where the `asm!` block lands), such a call
+//! gets a patched site too, marked `may_unwind`, which the unwinder crosses
+//! with the compiler's own frame information (a Rust site leaves the stack
+//! pointer alone) and the detour's.
 //!
 //! # Safety of updates
 //!
@@ -87,7 +88,7 @@ use core::ptr::NonNull;
 use crate::{Error, sys};
 
 /// A value that travels in one integer register as a static call's
-/// argument: integers, `bool`, `char`, raw pointers, `NonNull<T>`,
+/// argument: integers, `bool`, raw pointers, `NonNull<T>`,
 /// `Option<NonNull<T>>`. Sealed.
 ///
 /// ```
@@ -97,7 +98,7 @@ use crate::{Error, sys};
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a static call argument",
-    label = "not an integer, bool, char or thin pointer",
+    label = "not an integer, bool or thin pointer",
     note = "a static call passes up to six integers or pointers, each in one register"
 )]
 pub trait Word: Copy + private::Sealed {
@@ -161,14 +162,6 @@ impl RetWord for bool {
     #[inline(always)]
     fn from_word(w: u64) -> Self {
         w as u8 != 0
-    }
-}
-
-impl private::Sealed for char {}
-impl Word for char {
-    #[inline(always)]
-    fn to_word(self) -> u64 {
-        self as u64
     }
 }
 

@@ -12,6 +12,7 @@
 //!
 //! Some checks run in a child: this test binary again, with `SY_SC_CHILD`
 //! naming what to do (the `child_mode` test; a no-op otherwise).
+
 #![cfg_attr(feature = "nightly-asm-unwind", feature(asm_unwind))]
 
 use std::hint::black_box;
@@ -175,10 +176,10 @@ extern "C" fn ptrs(p: *const u64, q: *mut u64, n: Option<NonNull<u64>>) -> *mut 
 }
 define_static_call!(P3: extern "C" fn(*const u64, *mut u64, Option<NonNull<u64>>) -> *mut u64 = ptrs);
 
-extern "C" fn flags(a: bool, c: char) -> bool {
-    a && c == 'é'
+extern "C" fn flags(a: bool, c: u32) -> bool {
+    a && c == 'é' as u32
 }
-define_static_call!(F2: extern "C" fn(bool, char) -> bool = flags);
+define_static_call!(F2: extern "C" fn(bool, u32) -> bool = flags);
 
 extern "C" fn zero() -> i8 {
     -3
@@ -205,8 +206,8 @@ fn arguments_and_results_cross_the_site() {
     assert_eq!(b, 42);
     let r = static_call!(P3(&a, &mut b, None));
     assert_eq!(unsafe { *r }, 40);
-    assert!(static_call!(F2(black_box(true), black_box('é'))));
-    assert!(!static_call!(F2(black_box(true), black_box('e'))));
+    assert!(static_call!(F2(black_box(true), black_box('é' as u32))));
+    assert!(!static_call!(F2(black_box(true), black_box('e' as u32))));
     assert_eq!(static_call!(Z0()), -3);
     let mut byte = 0u8;
     let p = NonNull::from(&mut byte);
@@ -234,6 +235,10 @@ fn code_of(f: usize, n: usize) -> Vec<u8> {
     (0..n).map(|i| unsafe { std::ptr::read_volatile((f + i) as *const u8) }).collect()
 }
 
+// An empty contribution, so that the bounds exist in the fallback too
+// (where no site records anything).
+core::arch::global_asm!(".pushsection sy_static_call_sites, \"awR\"", ".popsection");
+
 unsafe extern "C" {
     // the bounds of this file's table of static call records, which the
     // per-object glue hands to the library
@@ -245,10 +250,10 @@ unsafe extern "C" {
 /// field: relative to itself).
 fn sites_of(key: *mut switchyard::sys::static_call_key) -> Vec<usize> {
     // SAFETY: the linker's bounds of the section; records of 16 bytes.
-    let (start, stop) = unsafe {
-        (&raw const __start_sy_static_call_sites as *const switchyard::sys::sy_sc_entry,
-         &raw const __stop_sy_static_call_sites as *const switchyard::sys::sy_sc_entry)
-    };
+    let (start, stop) = (
+        &raw const __start_sy_static_call_sites as *const switchyard::sys::sy_sc_entry,
+        &raw const __stop_sy_static_call_sites as *const switchyard::sys::sy_sc_entry,
+    );
     let n = (stop as usize - start as usize) / 16;
     (0..n)
         .filter_map(|i| {
@@ -308,9 +313,9 @@ fn site_form() -> String {
         }
         let imm = ((w & 0x03ff_ffff) << 6) as i32 >> 6;
         let to = (at as isize + 4 * imm as isize) as usize;
-        if to == switchyard::sys::__static_call_return0 as usize {
+        if to == switchyard::sys::__static_call_return0 as *const () as usize {
             "ret0".into()
-        } else if to == w_one as usize || to == w_two as usize {
+        } else if to == w_one as *const () as usize || to == w_two as *const () as usize {
             format!("call {to:#x}")
         } else {
             "detour".into() // the veneer (or a stub: not in this binary)
@@ -324,9 +329,9 @@ fn the_site_holds_the_patched_forms() {
         return;
     }
     assert_eq!(site_w(1), 2);
-    assert_eq!(site_form(), format!("call {:#x}", w_one as usize));
+    assert_eq!(site_form(), format!("call {:#x}", w_one as *const () as usize));
     W.update(w_two).unwrap();
-    assert_eq!(site_form(), format!("call {:#x}", w_two as usize));
+    assert_eq!(site_form(), format!("call {:#x}", w_two as *const () as usize));
     assert_eq!(site_w(1), 3);
     W.update_null().unwrap();
     assert_eq!(site_form(), "null");
@@ -334,7 +339,7 @@ fn the_site_holds_the_patched_forms() {
     assert_eq!(site_form(), "ret0");
     assert_eq!(site_w(1), 0);
     W.update(w_one).unwrap();
-    assert_eq!(site_form(), format!("call {:#x}", w_one as usize));
+    assert_eq!(site_form(), format!("call {:#x}", w_one as *const () as usize));
     assert_eq!(site_w(1), 2);
 }
 
@@ -461,6 +466,23 @@ fn site_u(x: u64) -> u64 {
 
 #[test]
 fn a_panic_in_an_unwinding_target_is_caught() {
+    unwinding_target_caught();
+    if cfg!(feature = "nightly-asm-unwind") && PATCHING {
+        // a patched site (may_unwind): the panic crosses the payload's
+        // call above, and here the detour's (its FDE)
+        assert!(U.info().is_some_and(|c| c.sites >= 1), "U has no patched site");
+        let out = child("unwind").env("SWITCHYARD_STATIC_CALL", "detour").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("UNWIND OK"),
+            "{}\n{text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn unwinding_target_caught() {
     assert_eq!(site_u(1), 1);
     let r = std::panic::catch_unwind(|| site_u(black_box(13)));
     let msg = r.expect_err("the panic was not caught");
@@ -523,6 +545,10 @@ fn child_mode() {
             assert_eq!(site_form(), "detour");
             assert_eq!(site_bt(1), 1, "the backtrace through the detour lost the caller");
             println!("DETOUR OK");
+        }
+        "unwind" => {
+            unwinding_target_caught();
+            println!("UNWIND OK");
         }
         _ => panic!("unknown child {what}"),
     }

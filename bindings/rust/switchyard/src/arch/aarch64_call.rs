@@ -93,7 +93,7 @@ macro_rules! __sy_sc_site {
 macro_rules! __sy_sc_call {
     ($k:tt ($($a:expr),*) [$($x0:tt)?] $($reg:tt $i:tt)*) => {{
         let __sy_args = $crate::static_call::__private::args(&$crate::__sy_sc_path!($k), ($($a,)*));
-        if $crate::static_call::__private::unwinds(&$crate::__sy_sc_path!($k)) {
+        if const { $crate::static_call::__private::unwinds(&$crate::__sy_sc_path!($k)) } {
             $crate::__sy_sc_unwind!($k __sy_args [$($x0)?] $($reg $i)*)
         } else {
             $crate::__sy_sc_a64!([] $k __sy_args [$($x0)?] $($reg $i)*)

@@ -120,7 +120,7 @@ macro_rules! __sy_sc_site {
 macro_rules! __sy_sc_call {
     ($k:tt ($($a:expr),*) $($reg:tt $i:tt)*) => {{
         let __sy_args = $crate::static_call::__private::args(&$crate::__sy_sc_path!($k), ($($a,)*));
-        if $crate::static_call::__private::unwinds(&$crate::__sy_sc_path!($k)) {
+        if const { $crate::static_call::__private::unwinds(&$crate::__sy_sc_path!($k)) } {
             $crate::__sy_sc_unwind!($k __sy_args $($reg $i)*)
         } else {
             $crate::__sy_sc_x86!(none [] [] $k __sy_args $($reg $i)*)
@@ -149,8 +149,9 @@ macro_rules! __sy_sc_unwind {
 }
 
 /// A call that may unwind, with the `nightly-asm-unwind` feature: the
-/// site, marked `may_unwind` (the calling crate enables
-/// `#![feature(asm_unwind)]`).
+/// site, marked `may_unwind`. rustc checks that feature gate against the
+/// crate the asm! block lands in (not the macro's), so every crate that
+/// calls static_call! enables `#![feature(asm_unwind)]` then.
 #[cfg(feature = "nightly-asm-unwind")]
 #[doc(hidden)]
 #[macro_export]
