@@ -343,6 +343,48 @@ fn the_site_holds_the_patched_forms() {
     assert_eq!(site_w(1), 2);
 }
 
+/// An inline native (registered by C code, here through the -sys crate):
+/// a Rust site whose target is the native's function holds its code.
+#[inline(never)]
+extern "C" fn times3plus1(x: u64) -> u64 {
+    x.wrapping_mul(3).wrapping_add(1)
+}
+extern "C" fn twice(x: u64) -> u64 {
+    x * 2
+}
+define_static_call!(NAT: extern "C" fn(u64) -> u64 = twice);
+
+#[inline(never)]
+fn site_nat(x: u64) -> u64 {
+    static_call!(NAT(x))
+}
+
+#[test]
+fn an_inline_native_takes_the_place_of_the_call() {
+    if !PATCHING || !cfg!(target_arch = "x86_64") || std::env::var_os("SWITCHYARD_STATIC_CALL").is_some() {
+        return;
+    }
+    // lea 1(%rdi,%rdi,2), %rax: 5 bytes, the room of a Rust site; it
+    // changes rax only, as a native must at a site that does not restore
+    // the stack pointer after its payload
+    let code = [0x48u8, 0x8d, 0x44, 0x7f, 0x01];
+    let f: unsafe extern "C" fn() = unsafe {
+        std::mem::transmute::<extern "C" fn(u64) -> u64, unsafe extern "C" fn()>(times3plus1)
+    };
+    // SAFETY: code does what times3plus1 does.
+    let r = unsafe { switchyard::sys::switchyard_static_call_native(Some(f), code.as_ptr().cast(), 5) };
+    assert_eq!(r, 0);
+    assert_eq!(site_nat(5), 10);
+    NAT.update(times3plus1).unwrap();
+    let at = sites_of(NAT.as_ptr());
+    assert_eq!(at.len(), 1);
+    assert_eq!(x86_site(at[0])[18..23], code, "the payload holds the native");
+    assert_eq!(site_nat(black_box(5)), 16);
+    NAT.update(twice).unwrap();
+    assert_eq!(x86_site(at[0])[18], 0xe8, "a call again");
+    assert_eq!(site_nat(black_box(5)), 10);
+}
+
 // ---- a leaf function and the red zone -----------------------------------------
 
 /// The stack pointer, read without moving it.
