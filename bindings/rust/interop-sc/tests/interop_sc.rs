@@ -56,8 +56,16 @@ fn the_program_registers_its_sites_once() {
     if !PATCHING {
         return;
     }
-    let _ = (rust_site_rust_call(0), rust_site_c_call(0), c_site_c_call(0), c_site_rust_call(0));
-    let calls: Vec<_> = static_calls().into_iter().map(|c| (c.name, c.sites)).collect();
+    let _ = (
+        rust_site_rust_call(0),
+        rust_site_c_call(0),
+        c_site_c_call(0),
+        c_site_rust_call(0),
+    );
+    let calls: Vec<_> = static_calls()
+        .into_iter()
+        .map(|c| (c.name, c.sites))
+        .collect();
     assert!(calls.contains(&("rust_call".to_string(), 2)), "{calls:?}");
     assert!(calls.contains(&("c_call".to_string(), 2)), "{calls:?}");
 }

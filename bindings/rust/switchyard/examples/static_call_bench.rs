@@ -60,7 +60,12 @@ macro_rules! site_step {
 macro_rules! skip {
     ($n:literal) => {
         // SAFETY: NOPs.
-        unsafe { std::arch::asm!(concat!(".skip ", $n, ", 0x90"), options(nomem, nostack, preserves_flags)) }
+        unsafe {
+            std::arch::asm!(
+                concat!(".skip ", $n, ", 0x90"),
+                options(nomem, nostack, preserves_flags)
+            )
+        }
     };
 }
 
@@ -128,10 +133,10 @@ fn c_calib(mut x: u64, n: u64) -> u64 {
     x
 }
 
-placements!(c_direct, chain, [] |x| tgt_a(x));
-placements!(c_static, chain, [] |x| static_call!(SC(x)));
-placements!(c_static_save, chain, [] |x| site_step!(save SC_SAVE x));
-placements!(c_static_full, chain, [] |x| site_step!(full SC_FULL x));
+placements!(c_direct, chain, [] | x | tgt_a(x));
+placements!(c_static, chain, [] | x | static_call!(SC(x)));
+placements!(c_static_save, chain, [] | x | site_step!(save SC_SAVE x));
+placements!(c_static_full, chain, [] | x | site_step!(full SC_FULL x));
 placements!(c_through_key, chain, [let k = black_box(&SC_PTR);] |x| k.call_indirect((x,)));
 placements!(c_pointer, chain, [let f: Fun = black_box(tgt_a);] |x| f(x));
 placements!(c_dyn, chain,
@@ -140,10 +145,10 @@ placements!(c_dyn, chain,
 
 // ---- s += f(i) -----------------------------------------------------------------
 
-placements!(t_direct, thru, [] |i| tgt_a(i));
-placements!(t_static, thru, [] |i| static_call!(SC(i)));
-placements!(t_static_save, thru, [] |i| site_step!(save SC_SAVE i));
-placements!(t_static_full, thru, [] |i| site_step!(full SC_FULL i));
+placements!(t_direct, thru, [] | i | tgt_a(i));
+placements!(t_static, thru, [] | i | static_call!(SC(i)));
+placements!(t_static_save, thru, [] | i | site_step!(save SC_SAVE i));
+placements!(t_static_full, thru, [] | i | site_step!(full SC_FULL i));
 placements!(t_through_key, thru, [let k = black_box(&SC_PTR);] |i| k.call_indirect((i,)));
 placements!(t_pointer, thru, [let f: Fun = black_box(tgt_a);] |i| f(i));
 placements!(t_dyn, thru,
@@ -199,10 +204,19 @@ fn summarize(v: &[f64]) -> Summary {
     let mut c = v.to_vec();
     c.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = c.len();
-    let median = if n % 2 == 1 { c[n / 2] } else { (c[n / 2 - 1] + c[n / 2]) / 2.0 };
+    let median = if n % 2 == 1 {
+        c[n / 2]
+    } else {
+        (c[n / 2 - 1] + c[n / 2]) / 2.0
+    };
     let lo = ((n as f64 / 2.0 - 0.98 * (n as f64).sqrt()).floor() as i64).max(0) as usize;
-    let hi = (((n as f64 / 2.0 + 1.0 + 0.98 * (n as f64).sqrt()).ceil() as i64 - 1) as usize).min(n - 1);
-    Summary { median, lo: c[lo], hi: c[hi] }
+    let hi =
+        (((n as f64 / 2.0 + 1.0 + 0.98 * (n as f64).sqrt()).ceil() as i64 - 1) as usize).min(n - 1);
+    Summary {
+        median,
+        lo: c[lo],
+        hi: c[hi],
+    }
 }
 
 /// The two-sided Mann-Whitney U's z score (> 0: a larger).
@@ -210,12 +224,22 @@ fn mann_whitney_z(a: &[f64], b: &[f64]) -> f64 {
     let mut u = 0.0;
     for x in a {
         for y in b {
-            u += if x > y { 1.0 } else if x == y { 0.5 } else { 0.0 };
+            u += if x > y {
+                1.0
+            } else if x == y {
+                0.5
+            } else {
+                0.0
+            };
         }
     }
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let sigma = (na * nb * (na + nb + 1.0) / 12.0).sqrt();
-    if sigma > 0.0 { (u - na * nb / 2.0) / sigma } else { 0.0 }
+    if sigma > 0.0 {
+        (u - na * nb / 2.0) / sigma
+    } else {
+        0.0
+    }
 }
 
 /// "~" when not significant at 5%, else the side of the first sample.
@@ -253,17 +277,22 @@ fn interleave(v: &[Variant], rounds: usize, n: u64) -> Vec<Vec<f64>> {
 /// placements (per round, the mean of the 4) against the direct call's.
 fn report(title: &str, v: &[Variant], s: &[Vec<f64>], rounds: usize) {
     let cycle = summarize(&s[s.len() - 1]).median / 4.0;
-    println!("== {title}: cycles per call at each placement of the loop (+0, +16, +32, +48 bytes),");
+    println!(
+        "== {title}: cycles per call at each placement of the loop (+0, +16, +32, +48 bytes),"
+    );
     println!("   then over the 4: median ns [95% CI], cycles, against the direct call");
     println!("   (Mann-Whitney; the per-round ratio's median [95% CI]); 1 cycle = {cycle:.4} ns");
     let mean4 = |j: usize| -> Vec<f64> {
-        (0..rounds).map(|r| (0..4).map(|p| s[4 * j + p][r]).sum::<f64>() / 4.0).collect()
+        (0..rounds)
+            .map(|r| (0..4).map(|p| s[4 * j + p][r]).sum::<f64>() / 4.0)
+            .collect()
     };
     let base = mean4(0);
     let mb = summarize(&base).median;
     for (j, (name, _)) in v.iter().enumerate() {
-        let per: Vec<String> =
-            (0..4).map(|p| format!("{:5.2}", summarize(&s[4 * j + p]).median / cycle)).collect();
+        let per: Vec<String> = (0..4)
+            .map(|p| format!("{:5.2}", summarize(&s[4 * j + p]).median / cycle))
+            .collect();
         let m4 = mean4(j);
         let m = summarize(&m4);
         print!(

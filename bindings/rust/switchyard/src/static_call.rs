@@ -64,11 +64,19 @@
 //! indirect call that unwinds (as C++ code calls through the key for a
 //! function type that may throw), and `catch_unwind` catches the panic.
 //! With the `nightly-asm-unwind` feature (nightly Rust; every crate that
-//! calls [`static_call!`] then enables `#![feature(asm_unwind)]`: rustc
+//! calls [`static_call!`](crate::static_call!) then enables `#![feature(asm_unwind)]`: rustc
 //! checks that gate in the crate where the `asm!` block lands), such a call
 //! gets a patched site too, marked `may_unwind`, which the unwinder crosses
 //! with the compiler's own frame information (a Rust site leaves the stack
 //! pointer alone) and the detour's.
+//!
+//! # Inline natives
+//!
+//! A native registered for a function (`switchyard_static_call_native()`,
+//! in C) takes the place of the call at Rust sites too, when it fits their
+//! 5 bytes. It must not move the stack pointer there: a C site restores
+//! rsp after its payload (for a native interrupted after a `push`), a Rust
+//! site has no step to restore it from.
 //!
 //! # Safety of updates
 //!
@@ -232,6 +240,12 @@ impl<T> RetWord for Option<NonNull<T>> {
 /// assert_eq!(<Hook as Signature>::ARITY, 2);
 /// assert!(!<Hook as Signature>::UNWIND);
 /// ```
+///
+/// # Safety
+///
+/// Implemented by this crate only (sealed): `Self` is a function pointer
+/// type of the C ABI whose arguments and result each travel in one integer
+/// register, as the sites' asm passes them.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a static call signature",
     note = "a static call's type is `extern \"C\" fn(..) -> R` (or `extern \"C-unwind\"`) with \
@@ -313,8 +327,8 @@ signatures_of_abi!("C-unwind", true);
 /// current target), in a cell that a `static` can hold, typed by the
 /// call's [`Signature`] `F`.
 ///
-/// Define one with [`define_static_call!`] (or the `_null` and `_ret0`
-/// forms), call it with [`static_call!`], re-target it with the methods.
+/// Define one with [`define_static_call!`](crate::define_static_call!) (or the `_null` and `_ret0`
+/// forms), call it with [`static_call!`](crate::static_call!), re-target it with the methods.
 /// Its address is the C struct's (`#[repr(transparent)]`): a key that C
 /// defines (`DEFINE_STATIC_CALL(name, f)`, symbol `__SCK__name`) is
 /// declared in Rust as an extern static of this type, and one that Rust
@@ -401,7 +415,7 @@ fn ret0_erased() -> unsafe extern "C" fn() {
 
 impl<F: Signature> StaticCall<F> {
     /// A key whose target is `f`. In a `static` through
-    /// [`define_static_call!`]; `const` so that it is built at compile
+    /// [`define_static_call!`](crate::define_static_call!); `const` so that it is built at compile
     /// time.
     ///
     /// ```
@@ -579,7 +593,7 @@ impl<F: Signature> StaticCall<F> {
 
     /// Calls the current target through the key's pointer: what a site
     /// does where it is not patched (the fallback, `extern "C-unwind"`
-    /// calls). [`static_call!`] is the patched form; this one is for
+    /// calls). [`static_call!`](crate::static_call!) is the patched form; this one is for
     /// callers that hold a `&StaticCall` rather than the static's path.
     ///
     /// ```
@@ -675,9 +689,13 @@ pub fn static_calls() -> Vec<CallInfo> {
         let s = |p: *const core::ffi::c_char| {
             // SAFETY: the library's strings are NUL-terminated and live
             // while the callback runs.
-            (!p.is_null())
-                .then(|| unsafe { core::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
-                .unwrap_or_default()
+            if p.is_null() {
+                String::new()
+            } else {
+                unsafe { core::ffi::CStr::from_ptr(p) }
+                    .to_string_lossy()
+                    .into_owned()
+            }
         };
         v.push(CallInfo {
             name: s(c.name),
@@ -762,7 +780,7 @@ macro_rules! define_static_call_ret0 {
 
 /// Calls a static call: `static_call!(NAME(args...))`, the kernel's
 /// `static_call(NAME)(args...)`. `NAME` is a path to a `static`
-/// [`StaticCall`] (defined by [`define_static_call!`], or an extern static
+/// [`StaticCall`] (defined by [`define_static_call!`](crate::define_static_call!), or an extern static
 /// of a C key); the arguments are checked against its type as a call's
 /// are (0 to 6 of them). Where sites are patched it compiles to the
 /// site (x86-64: an rseq arm, a guard and a direct `call`; AArch64: one
@@ -838,7 +856,10 @@ pub mod __private {
         /// An ordinary site's meta: 5 bytes of room, the payload of a
         /// `call rel32`.
         pub const fn new<F: Signature>(key: *const StaticCall<F>) -> Self {
-            Meta { key: key.cast_mut().cast(), kind: core::cell::UnsafeCell::new(5) }
+            Meta {
+                key: key.cast_mut().cast(),
+                kind: core::cell::UnsafeCell::new(5),
+            }
         }
     }
 
@@ -868,10 +889,18 @@ pub mod __private {
     }
 }
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64", not(feature = "no-patching")))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(feature = "no-patching")
+))]
 #[path = "arch/x86_64_call.rs"]
 mod arch;
-#[cfg(all(target_os = "linux", target_arch = "aarch64", not(feature = "no-patching")))]
+#[cfg(all(
+    target_os = "linux",
+    target_arch = "aarch64",
+    not(feature = "no-patching")
+))]
 #[path = "arch/aarch64_call.rs"]
 mod arch;
 #[cfg(not(all(

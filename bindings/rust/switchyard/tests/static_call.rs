@@ -83,7 +83,10 @@ fn calls_reach_the_target_after_each_update() {
     let base: Vec<u64> = (0..3).map(calls).collect();
     assert_eq!(site_a(7), 14);
     assert_eq!(site_a2(7), 15);
-    assert_eq!(A.target(), Target::Func(t_double as extern "C" fn(u64) -> u64));
+    assert_eq!(
+        A.target(),
+        Target::Func(t_double as extern "C" fn(u64) -> u64)
+    );
     for (f, want, i) in [
         (t_square as extern "C" fn(u64) -> u64, 49, 1),
         (t_plus, 107, 2),
@@ -104,11 +107,19 @@ fn calls_reach_the_target_after_each_update() {
     assert_eq!(A.target(), Target::Ret0);
     let before: Vec<u64> = (0..3).map(calls).collect();
     assert_eq!(site_a(7), 0);
-    assert_eq!((0..3).map(calls).collect::<Vec<_>>(), before, "RET0 calls nothing");
+    assert_eq!(
+        (0..3).map(calls).collect::<Vec<_>>(),
+        before,
+        "RET0 calls nothing"
+    );
     A.update_null().unwrap();
     assert_eq!(A.target(), Target::Null);
     let _ = site_a(7); // no call; the value is unspecified
-    assert_eq!((0..3).map(calls).collect::<Vec<_>>(), before, "NULL calls nothing");
+    assert_eq!(
+        (0..3).map(calls).collect::<Vec<_>>(),
+        before,
+        "NULL calls nothing"
+    );
     A.set(Target::Func(t_double)).unwrap();
     assert_eq!(site_a(21), 42);
     assert!(calls(0) > base[0]);
@@ -194,12 +205,29 @@ define_static_call!(O1: extern "C" fn(NonNull<u8>) -> Option<NonNull<u8>> = opt)
 #[test]
 fn arguments_and_results_cross_the_site() {
     let v: Vec<u64> = (1..=6).map(|i| black_box(i * 3)).collect();
-    assert_eq!(static_call!(M6(v[0], v[1], v[2], v[3], v[4], v[5])), mix6(3, 6, 9, 12, 15, 18));
     assert_eq!(
-        static_call!(M5(black_box(255), black_box(65535), black_box(u32::MAX), black_box(-1), 7)),
+        static_call!(M6(v[0], v[1], v[2], v[3], v[4], v[5])),
+        mix6(3, 6, 9, 12, 15, 18)
+    );
+    assert_eq!(
+        static_call!(M5(
+            black_box(255),
+            black_box(65535),
+            black_box(u32::MAX),
+            black_box(-1),
+            7
+        )),
         255 + 65535 + u32::MAX as i64 - 1 + 7
     );
-    assert_eq!(static_call!(N4(black_box(-1), black_box(-2), black_box(-3), black_box(-4))), -10);
+    assert_eq!(
+        static_call!(N4(
+            black_box(-1),
+            black_box(-2),
+            black_box(-3),
+            black_box(-4)
+        )),
+        -10
+    );
     let (a, mut b, c) = (40u64, 0u64, 2u64);
     let r = static_call!(P3(&a, &mut b, NonNull::new(&c as *const u64 as *mut u64)));
     assert_eq!(r, &mut b as *mut u64);
@@ -232,7 +260,9 @@ define_static_call!(ONCE: extern "C" fn(u64) -> u64 = plus10);
 fn code_of(f: usize, n: usize) -> Vec<u8> {
     // SAFETY: code of this process, mapped readable; read volatile (the
     // library may write it meanwhile).
-    (0..n).map(|i| unsafe { std::ptr::read_volatile((f + i) as *const u8) }).collect()
+    (0..n)
+        .map(|i| unsafe { std::ptr::read_volatile((f + i) as *const u8) })
+        .collect()
 }
 
 // An empty contribution, so that the bounds exist in the fallback too
@@ -329,9 +359,15 @@ fn the_site_holds_the_patched_forms() {
         return;
     }
     assert_eq!(site_w(1), 2);
-    assert_eq!(site_form(), format!("call {:#x}", w_one as *const () as usize));
+    assert_eq!(
+        site_form(),
+        format!("call {:#x}", w_one as *const () as usize)
+    );
     W.update(w_two).unwrap();
-    assert_eq!(site_form(), format!("call {:#x}", w_two as *const () as usize));
+    assert_eq!(
+        site_form(),
+        format!("call {:#x}", w_two as *const () as usize)
+    );
     assert_eq!(site_w(1), 3);
     W.update_null().unwrap();
     assert_eq!(site_form(), "null");
@@ -339,7 +375,10 @@ fn the_site_holds_the_patched_forms() {
     assert_eq!(site_form(), "ret0");
     assert_eq!(site_w(1), 0);
     W.update(w_one).unwrap();
-    assert_eq!(site_form(), format!("call {:#x}", w_one as *const () as usize));
+    assert_eq!(
+        site_form(),
+        format!("call {:#x}", w_one as *const () as usize)
+    );
     assert_eq!(site_w(1), 2);
 }
 
@@ -361,7 +400,10 @@ fn site_nat(x: u64) -> u64 {
 
 #[test]
 fn an_inline_native_takes_the_place_of_the_call() {
-    if !PATCHING || !cfg!(target_arch = "x86_64") || std::env::var_os("SWITCHYARD_STATIC_CALL").is_some() {
+    if !PATCHING
+        || !cfg!(target_arch = "x86_64")
+        || std::env::var_os("SWITCHYARD_STATIC_CALL").is_some()
+    {
         return;
     }
     // lea 1(%rdi,%rdi,2), %rax: 5 bytes, the room of a Rust site; it
@@ -372,13 +414,18 @@ fn an_inline_native_takes_the_place_of_the_call() {
         std::mem::transmute::<extern "C" fn(u64) -> u64, unsafe extern "C" fn()>(times3plus1)
     };
     // SAFETY: code does what times3plus1 does.
-    let r = unsafe { switchyard::sys::switchyard_static_call_native(Some(f), code.as_ptr().cast(), 5) };
+    let r =
+        unsafe { switchyard::sys::switchyard_static_call_native(Some(f), code.as_ptr().cast(), 5) };
     assert_eq!(r, 0);
     assert_eq!(site_nat(5), 10);
     NAT.update(times3plus1).unwrap();
     let at = sites_of(NAT.as_ptr());
     assert_eq!(at.len(), 1);
-    assert_eq!(x86_site(at[0])[18..23], code, "the payload holds the native");
+    assert_eq!(
+        x86_site(at[0])[18..23],
+        code,
+        "the payload holds the native"
+    );
     assert_eq!(site_nat(black_box(5)), 16);
     NAT.update(twice).unwrap();
     assert_eq!(x86_site(at[0])[18], 0xe8, "a call again");
@@ -434,11 +481,27 @@ macro_rules! escape {
 /// can see it.
 #[inline(never)]
 fn leaf_no_site(x: u64) -> (u64, bool) {
-    let mut a = [x, x ^ 1, x ^ 2, x ^ 3, x ^ 4, x ^ 5, x ^ 6, x ^ 7, x ^ 8, x ^ 9, x ^ 10, x ^ 11];
+    let mut a = [
+        x,
+        x ^ 1,
+        x ^ 2,
+        x ^ 3,
+        x ^ 4,
+        x ^ 5,
+        x ^ 6,
+        x ^ 7,
+        x ^ 8,
+        x ^ 9,
+        x ^ 10,
+        x ^ 11,
+    ];
     let p = &raw mut a;
     escape!(p);
     let below = (p as usize) < sp();
-    (a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7] ^ a[8] ^ a[9] ^ a[10] ^ a[11], below)
+    (
+        a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7] ^ a[8] ^ a[9] ^ a[10] ^ a[11],
+        below,
+    )
 }
 
 /// The same leaf with a site (optimised, it makes no call but the site's):
@@ -446,12 +509,28 @@ fn leaf_no_site(x: u64) -> (u64, bool) {
 /// above the stack pointer, where the target's stack cannot reach it.
 #[inline(never)]
 fn leaf_site(x: u64) -> (u64, bool) {
-    let mut a = [x, x ^ 1, x ^ 2, x ^ 3, x ^ 4, x ^ 5, x ^ 6, x ^ 7, x ^ 8, x ^ 9, x ^ 10, x ^ 11];
+    let mut a = [
+        x,
+        x ^ 1,
+        x ^ 2,
+        x ^ 3,
+        x ^ 4,
+        x ^ 5,
+        x ^ 6,
+        x ^ 7,
+        x ^ 8,
+        x ^ 9,
+        x ^ 10,
+        x ^ 11,
+    ];
     let p = &raw mut a;
     escape!(p);
     let below = (p as usize) < sp();
     let y = static_call!(S(x));
-    (a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7] ^ a[8] ^ a[9] ^ a[10] ^ a[11] ^ y, below)
+    (
+        a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7] ^ a[8] ^ a[9] ^ a[10] ^ a[11] ^ y,
+        below,
+    )
 }
 
 #[test]
@@ -462,11 +541,21 @@ fn a_leaf_keeps_nothing_below_the_stack_pointer_across_a_site() {
     assert_eq!(s, sum);
     if cfg!(target_arch = "x86_64") {
         // AArch64 Linux has no red zone: nothing to show there
-        assert!(below, "control: the compiler did not put the array in the red zone");
+        assert!(
+            below,
+            "control: the compiler did not put the array in the red zone"
+        );
     }
     let (s, below) = leaf_site(x);
-    assert!(!below, "the array is below the stack pointer across the site");
-    assert_eq!(s, sum ^ scribble(x), "the target's stack overwrote the caller's data");
+    assert!(
+        !below,
+        "the array is below the stack pointer across the site"
+    );
+    assert_eq!(
+        s,
+        sum ^ scribble(x),
+        "the target's stack overwrote the caller's data"
+    );
 }
 
 // ---- unwinding ---------------------------------------------------------------
@@ -512,8 +601,14 @@ fn a_panic_in_an_unwinding_target_is_caught() {
     if cfg!(feature = "nightly-asm-unwind") && PATCHING {
         // a patched site (may_unwind): the panic crosses the payload's
         // call above, and here the detour's (its FDE)
-        assert!(U.info().is_some_and(|c| c.sites >= 1), "U has no patched site");
-        let out = child("unwind").env("SWITCHYARD_STATIC_CALL", "detour").output().unwrap();
+        assert!(
+            U.info().is_some_and(|c| c.sites >= 1),
+            "U has no patched site"
+        );
+        let out = child("unwind")
+            .env("SWITCHYARD_STATIC_CALL", "detour")
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && text.contains("UNWIND OK"),
@@ -558,7 +653,8 @@ fn child(what: &str) -> Command {
         }
         None => Command::new(exe),
     };
-    c.args(["child_mode", "--exact", "--nocapture", "--test-threads=1"]).env("SY_SC_CHILD", what);
+    c.args(["child_mode", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SY_SC_CHILD", what);
     c
 }
 
@@ -585,7 +681,11 @@ fn child_mode() {
             W.update(w_one).unwrap();
             assert_eq!(site_w(1), 2);
             assert_eq!(site_form(), "detour");
-            assert_eq!(site_bt(1), 1, "the backtrace through the detour lost the caller");
+            assert_eq!(
+                site_bt(1),
+                1,
+                "the backtrace through the detour lost the caller"
+            );
             println!("DETOUR OK");
         }
         "unwind" => {
@@ -606,7 +706,10 @@ fn a_panic_in_an_extern_c_target_aborts() {
     if std::env::var_os("SY_TEST_EMULATOR").is_none() {
         assert_eq!(out.status.signal(), Some(6), "{err}");
     }
-    assert!(err.contains("panic in a function that cannot unwind"), "{err}");
+    assert!(
+        err.contains("panic in a function that cannot unwind"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -614,7 +717,10 @@ fn detour_mode_calls_every_target_through_the_compiled_site() {
     if !PATCHING {
         return;
     }
-    let out = child("detour").env("SWITCHYARD_STATIC_CALL", "detour").output().unwrap();
+    let out = child("detour")
+        .env("SWITCHYARD_STATIC_CALL", "detour")
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && text.contains("DETOUR OK"),
@@ -634,10 +740,16 @@ fn the_library_lists_rust_static_calls() {
     }
     let _ = (site_w(0), site_v(0));
     let all = static_calls();
-    let w = all.iter().find(|c| c.name == "static_call::W").expect("W listed");
+    let w = all
+        .iter()
+        .find(|c| c.name == "static_call::W")
+        .expect("W listed");
     assert_eq!(w.sites, 1);
     assert_eq!(w.addr, W.as_ptr() as usize);
-    let v = all.iter().find(|c| c.name == "static_call::V").expect("V listed");
+    let v = all
+        .iter()
+        .find(|c| c.name == "static_call::V")
+        .expect("V listed");
     assert!(v.sites >= 1);
 }
 
@@ -652,7 +764,10 @@ fn tool() -> Option<PathBuf> {
     if std::env::var_os("SWITCHYARD_TEST_REQUIRE_TOOL").is_some() {
         panic!("the switchyard tool is not at {}", t.display());
     }
-    eprintln!("SKIP: the switchyard tool is not at {} (or set SWITCHYARD_TOOL)", t.display());
+    eprintln!(
+        "SKIP: the switchyard tool is not at {} (or set SWITCHYARD_TOOL)",
+        t.display()
+    );
     None
 }
 
@@ -663,10 +778,23 @@ fn the_tool_lists_rust_static_calls_in_the_file() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new(&tool).args(["list", exe.to_str().unwrap()]).output().unwrap();
+    let out = Command::new(&tool)
+        .args(["list", exe.to_str().unwrap()])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}{}", text, String::from_utf8_lossy(&out.stderr));
-    for want in ["static_call::A", "static_call::W", "static_call::V", "site_w"] {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "static_call::A",
+        "static_call::W",
+        "static_call::V",
+        "site_w",
+    ] {
         assert!(text.contains(want), "no '{want}' in:\n{text}");
     }
     for l in text.lines().filter(|l| l.contains("static_call::")) {

@@ -94,18 +94,23 @@ fn block_all_signals() {
 #[derive(Debug, Default)]
 struct Tally {
     passes: u64,
-    calls: u64,       // passes that ran a target (stamped)
-    no_call: u64,     // passes that ran none (RET0, NULL)
-    ret0: u64,        // ... of which returned 0
-    wrong: u64,       // a pass the checks reject
-    ctx: Ctx,         // what the targets counted
-    final_ok: bool,   // after the last update, every pass called t0
-    seen: [bool; 4],  // targets it saw
+    calls: u64,      // passes that ran a target (stamped)
+    no_call: u64,    // passes that ran none (RET0, NULL)
+    ret0: u64,       // ... of which returned 0
+    wrong: u64,      // a pass the checks reject
+    ctx: Ctx,        // what the targets counted
+    final_ok: bool,  // after the last update, every pass called t0
+    seen: [bool; 4], // targets it saw
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-fn work(block: bool, site: fn(*mut Ctx, u64) -> u64, ready: Arc<AtomicU64>, stop: &AtomicBool) -> Tally {
+fn work(
+    block: bool,
+    site: fn(*mut Ctx, u64) -> u64,
+    ready: Arc<AtomicU64>,
+    stop: &AtomicBool,
+) -> Tally {
     if block {
         block_all_signals();
     }
@@ -120,8 +125,13 @@ fn work(block: bool, site: fn(*mut Ctx, u64) -> u64, ready: Arc<AtomicU64>, stop
         let before: u64 = unsafe { (*ctx).counts.iter().sum() };
         let r = site(ctx, seq);
         // SAFETY: as above.
-        let (after, stamped, i): (u64, bool, u64) =
-            unsafe { ((*ctx).counts.iter().sum(), (*ctx).last_seq == seq, (*ctx).last_i) };
+        let (after, stamped, i): (u64, bool, u64) = unsafe {
+            (
+                (*ctx).counts.iter().sum(),
+                (*ctx).last_seq == seq,
+                (*ctx).last_i,
+            )
+        };
         t.passes += 1;
         let ok = if stamped {
             t.calls += 1;
@@ -136,7 +146,10 @@ fn work(block: bool, site: fn(*mut Ctx, u64) -> u64, ready: Arc<AtomicU64>, stop
         if !ok {
             t.wrong += 1;
             if t.wrong <= 3 {
-                eprintln!("wrong pass {seq}: returned {r}, stamped {stamped}, target {i}, count +{}", after - before);
+                eprintln!(
+                    "wrong pass {seq}: returned {r}, stamped {stamped}, target {i}, count +{}",
+                    after - before
+                );
             }
         }
         ok
@@ -163,8 +176,10 @@ fn schedule(n: u64) -> Target<Fun> {
 
 #[test]
 fn every_call_is_accounted_for_while_the_target_changes() {
-    let updates: u64 =
-        std::env::var("SY_TORTURE_FLIPS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let updates: u64 = std::env::var("SY_TORTURE_FLIPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
     let blocks = [false, true, false, true];
     let ready = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = blocks
@@ -202,23 +217,39 @@ fn every_call_is_accounted_for_while_the_target_changes() {
             t.ret0,
             t.wrong
         );
-        assert_eq!(t.wrong, 0, "a pass ran no target, two, or returned another's value");
+        assert_eq!(
+            t.wrong, 0,
+            "a pass ran no target, two, or returned another's value"
+        );
         assert_eq!(t.calls + t.no_call, t.passes, "every pass accounted for");
-        assert_eq!(t.ctx.counts.iter().sum::<u64>(), t.calls, "each call ran one target once");
-        assert!(t.final_ok, "after the last update the thread still reached another target");
-        for i in 0..4 {
-            seen[i] |= t.seen[i];
+        assert_eq!(
+            t.ctx.counts.iter().sum::<u64>(),
+            t.calls,
+            "each call ran one target once"
+        );
+        assert!(
+            t.final_ok,
+            "after the last update the thread still reached another target"
+        );
+        for (s, t) in seen.iter_mut().zip(t.seen) {
+            *s |= t;
         }
         calls += t.calls;
         no_call += t.no_call;
     }
-    assert!(seen.iter().all(|&s| s), "the workers did not see every target: {seen:?}");
+    assert!(
+        seen.iter().all(|&s| s),
+        "the workers did not see every target: {seen:?}"
+    );
     assert!(calls > 0 && no_call > 0, "no pass under RET0 or NULL");
     if PATCHING {
         let c = TC.info().expect("TC listed");
         assert_eq!(c.sites, 1);
     }
-    eprintln!("{updates} updates in {took:?} ({:?} each)", took / updates as u32);
+    eprintln!(
+        "{updates} updates in {took:?} ({:?} each)",
+        took / updates as u32
+    );
 }
 
 // ---- the negative control ------------------------------------------------------
@@ -249,8 +280,13 @@ fn payload_of_tx() -> usize {
         at
     };
     // SAFETY: code of this process, mapped readable.
-    let b: Vec<u8> = (0..23).map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) }).collect();
-    assert!(b[..5] == [0x64, 0x48, 0xc7, 0x04, 0x25] && b[13] == 0xa9 && b[18] == 0xe8, "{b:02x?}");
+    let b: Vec<u8> = (0..23)
+        .map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) })
+        .collect();
+    assert!(
+        b[..5] == [0x64, 0x48, 0xc7, 0x04, 0x25] && b[13] == 0xa9 && b[18] == 0xe8,
+        "{b:02x?}"
+    );
     at + 18
 }
 
@@ -274,9 +310,14 @@ fn rogue() -> ! {
         thread::yield_now();
     }
     let at = payload_of_tx();
-    let mem = std::fs::OpenOptions::new().write(true).open("/proc/self/mem").unwrap();
+    let mem = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/mem")
+        .unwrap();
     // SAFETY: reads the payload.
-    let call: Vec<u8> = (0..5).map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) }).collect();
+    let call: Vec<u8> = (0..5)
+        .map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) })
+        .collect();
     let nops = [0x0f, 0x1f, 0x44, 0x00, 0x00];
     use std::io::Write;
     println!("REWRITING");
@@ -313,7 +354,8 @@ fn child_mode() {
 
 #[test]
 fn control_a_rewrite_without_the_protocol_is_caught() {
-    if !PATCHING || !cfg!(target_arch = "x86_64") || std::env::var_os("SY_TEST_EMULATOR").is_some() {
+    if !PATCHING || !cfg!(target_arch = "x86_64") || std::env::var_os("SY_TEST_EMULATOR").is_some()
+    {
         // an emulator does not see code written through /proc/self/mem
         eprintln!("SKIP: the control rewrites x86-64 code natively");
         return;
@@ -340,12 +382,23 @@ fn control_a_rewrite_without_the_protocol_is_caught() {
     };
     let out = c.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    eprintln!("control: {status:?}: {}{}", text.trim(), String::from_utf8_lossy(&out.stderr).lines().take(4).collect::<Vec<_>>().join(" / "));
-    assert!(text.contains("REWRITING"), "the child failed before the rewrite");
+    eprintln!(
+        "control: {status:?}: {}{}",
+        text.trim(),
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    );
+    assert!(
+        text.contains("REWRITING"),
+        "the child failed before the rewrite"
+    );
     use std::os::unix::process::ExitStatusExt;
     match status {
-        None => {}                                // a hang
-        Some(s) if s.signal().is_some() => {}     // a crash
+        None => {}                                                     // a hang
+        Some(s) if s.signal().is_some() => {}                          // a crash
         Some(s) if s.code() == Some(1) && text.contains("WRONG") => {} // the checks
         Some(s) if s.success() => {
             panic!("the unprotected rewrite went unnoticed: the torture cannot see a torn site")
