@@ -15,7 +15,11 @@ fn main() {
     let cross = target != env::var("HOST").unwrap();
     let tool = |name: &str, native: &str| {
         let t = target.replace('-', "_");
-        for v in [format!("{name}_{t}"), format!("TARGET_{name}"), name.to_string()] {
+        for v in [
+            format!("{name}_{t}"),
+            format!("TARGET_{name}"),
+            name.to_string(),
+        ] {
             println!("cargo:rerun-if-env-changed={v}");
             if let Ok(c) = env::var(&v) {
                 if !cross || v != name {
@@ -24,12 +28,16 @@ fn main() {
             }
         }
         if cross && target.starts_with("aarch64-") {
-            format!("aarch64-linux-gnu-{}", if native == "cc" { "gcc" } else { native })
+            format!(
+                "aarch64-linux-gnu-{}",
+                if native == "cc" { "gcc" } else { native }
+            )
         } else {
             native.to_string()
         }
     };
-    let inc = env::var("DEP_SWITCHYARD_INCLUDE").expect("switchyard-sys gives its include directory");
+    let inc =
+        env::var("DEP_SWITCHYARD_INCLUDE").expect("switchyard-sys gives its include directory");
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     let cc = tool("CC", "cc");
     let obj = out.join("interop.o");

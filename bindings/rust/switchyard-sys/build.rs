@@ -85,15 +85,18 @@ fn link_static() {
         Some(d) => PathBuf::from(d).join("libswitchyard.a"),
         None => cmake_build(&src),
     };
-    let data = fs::read(&built)
-        .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", built.display())));
+    let data =
+        fs::read(&built).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", built.display())));
     let lib = out_dir().join("lib");
     fs::create_dir_all(&lib).unwrap();
     let mut data = data;
     let n = retain_record_sections(&mut data)
         .unwrap_or_else(|e| fail(&format!("{}: {e}", built.display())));
     if n == 0 {
-        fail(&format!("{}: no sy_* record section found: not libswitchyard.a?", built.display()));
+        fail(&format!(
+            "{}: no sy_* record section found: not libswitchyard.a?",
+            built.display()
+        ));
     }
     fs::write(lib.join("libswitchyard.a"), &data).unwrap();
     println!("cargo:rerun-if-changed={}", built.display());
@@ -147,7 +150,9 @@ fn cmake_build(src: &Path) -> PathBuf {
     }
     run(&mut cfg, "cmake (configure)");
     let mut b = Command::new(&cmake);
-    b.arg("--build").arg(&build).args(["--target", "switchyard_static"]);
+    b.arg("--build")
+        .arg(&build)
+        .args(["--target", "switchyard_static"]);
     if let Ok(j) = env::var("NUM_JOBS") {
         b.args(["--parallel", &j]);
     }
@@ -188,7 +193,10 @@ fn link_system() {
     if let Some(d) = env::var_os("SWITCHYARD_LIB_DIR") {
         let d = PathBuf::from(d);
         if !d.join("libswitchyard.so").exists() {
-            fail(&format!("no libswitchyard.so in SWITCHYARD_LIB_DIR ({})", d.display()));
+            fail(&format!(
+                "no libswitchyard.so in SWITCHYARD_LIB_DIR ({})",
+                d.display()
+            ));
         }
         println!("cargo:rustc-link-search=native={}", d.display());
         println!("cargo:rustc-link-lib=dylib=switchyard");
@@ -201,7 +209,11 @@ fn link_system() {
             .args(args)
             .arg("switchyard")
             .output()
-            .unwrap_or_else(|e| fail(&format!("cannot run {pc} ({e}): install pkg-config, or set SWITCHYARD_LIB_DIR")));
+            .unwrap_or_else(|e| {
+                fail(&format!(
+                    "cannot run {pc} ({e}): install pkg-config, or set SWITCHYARD_LIB_DIR"
+                ))
+            });
         if !out.status.success() {
             fail(&format!(
                 "{pc} {} switchyard failed: {}\ninstall the library (README.md, \
@@ -256,12 +268,16 @@ fn retain_record_sections(a: &mut [u8]) -> Result<usize, String> {
             .and_then(|s| s.trim().parse().ok())
             .ok_or("malformed archive member header")?;
         let start = off + 60;
-        let end = start.checked_add(size).filter(|&e| e <= a.len()).ok_or("truncated archive")?;
+        let end = start
+            .checked_add(size)
+            .filter(|&e| e <= a.len())
+            .ok_or("truncated archive")?;
         let m = &mut a[start..end];
         // ELF64, little-endian: x86-64 and AArch64
         if m.len() >= 64 && m.starts_with(b"\x7fELF") && m[4] == 2 && m[5] == 1 {
             let rd16 = |m: &[u8], o: usize| u16::from_le_bytes([m[o], m[o + 1]]) as usize;
-            let rd32 = |m: &[u8], o: usize| u32::from_le_bytes(m[o..o + 4].try_into().unwrap()) as usize;
+            let rd32 =
+                |m: &[u8], o: usize| u32::from_le_bytes(m[o..o + 4].try_into().unwrap()) as usize;
             let rd64 = |m: &[u8], o: usize| u64::from_le_bytes(m[o..o + 8].try_into().unwrap());
             let shoff = rd64(m, 0x28) as usize;
             let (shentsize, shnum, shstrndx) = (rd16(m, 0x3a), rd16(m, 0x3c), rd16(m, 0x3e));
@@ -272,7 +288,10 @@ fn retain_record_sections(a: &mut [u8]) -> Result<usize, String> {
             for i in 0..shnum {
                 let h = shoff + i * shentsize;
                 let name_at = strtab + rd32(m, h);
-                let name = m.get(name_at..).and_then(|s| s.split(|&c| c == 0).next()).unwrap_or(b"");
+                let name = m
+                    .get(name_at..)
+                    .and_then(|s| s.split(|&c| c == 0).next())
+                    .unwrap_or(b"");
                 let ident = name.iter().all(|&c| c == b'_' || c.is_ascii_alphanumeric());
                 if name.starts_with(b"sy_") && ident {
                     let fl = rd64(m, h + 8) | SHF_GNU_RETAIN;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-//! Tells the crate whether `core::hint::cold_path` (stable since Rust
+//! Tells the crate whether switchyard-sys linked the library statically
+//! (`sy_static_lib`: the changes then check that the process holds no
+//! second copy), and whether `core::hint::cold_path` (stable since Rust
 //! 1.95) exists: the branch macros put the out-of-line side of a site on a
 //! cold path where it does; older compilers (>= 1.87, for `asm!` label
 //! operands) still lay the fall-through first, without the hint.
@@ -10,6 +12,12 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo::rustc-check-cfg=cfg(sy_cold_path)");
+    println!("cargo::rustc-check-cfg=cfg(sy_static_lib)");
+    // switchyard-sys linked the library statically (links metadata)
+    println!("cargo:rerun-if-env-changed=DEP_SWITCHYARD_STATIC");
+    if env::var_os("DEP_SWITCHYARD_STATIC").is_some() {
+        println!("cargo:rustc-cfg=sy_static_lib");
+    }
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let minor = Command::new(rustc)
         .arg("--version")

@@ -27,3 +27,26 @@ unsafe extern "C" {
     /// static_branch_disable(&c_key) from C.
     pub safe fn c_disable_c_key() -> i32;
 }
+
+define_static_key_false!(
+    /// A key whose sites sit in a generic and an inline function,
+    /// instantiated here and in the tests' crate.
+    pub GENERIC_KEY
+);
+
+/// A site in a generic function: one per instance, in whichever crate
+/// instantiates it.
+pub fn generic_site<T: Default + PartialEq>() -> bool {
+    switchyard::static_branch_unlikely!(GENERIC_KEY) && T::default() == T::default()
+}
+
+/// A site in an inline function: copied into the crates that call it.
+#[inline]
+pub fn inline_site() -> bool {
+    switchyard::static_branch_likely!(GENERIC_KEY)
+}
+
+/// This crate's own instances.
+pub fn lib_instances() -> [bool; 2] {
+    [generic_site::<u8>(), inline_site()]
+}

@@ -50,7 +50,10 @@ fn the_program_registers_once() {
     let mut st = switchyard::sys::switchyard_stats::default();
     assert_eq!(unsafe { switchyard::sys::switchyard_get_stats(&mut st) }, 0);
     assert_eq!(st.objects, 1, "{st:?}");
-    let keys: Vec<_> = switchyard::keys().into_iter().map(|k| (k.name, k.sites)).collect();
+    let keys: Vec<_> = switchyard::keys()
+        .into_iter()
+        .map(|k| (k.name, k.sites))
+        .collect();
     assert!(keys.contains(&("rust_key".to_string(), 3)), "{keys:?}");
     assert!(keys.contains(&("c_key".to_string(), 2)), "{keys:?}");
 }
@@ -125,4 +128,31 @@ fn the_glue_is_linked_once() {
         }
     }
     assert_eq!(found, 2, "the glue's register and unregister sequences");
+}
+
+/// Generic and inline functions instantiated in two crates (this test's
+/// and the library's): rustc gives each instance its own code (no COMDAT
+/// group on ELF; with shared generics, a debug build reuses the library's
+/// u8 instance), each with its own site and record, all registered and
+/// all following the key.
+#[test]
+fn sites_in_generic_and_inline_functions_follow_the_key() {
+    let all = || {
+        [
+            generic_site::<u8>(),
+            generic_site::<u16>(),
+            generic_site::<i64>(),
+            inline_site(),
+            lib_instances()[0],
+            lib_instances()[1],
+        ]
+    };
+    assert_eq!(all(), [false; 6]);
+    GENERIC_KEY.enable().unwrap();
+    assert_eq!(all(), [true; 6]);
+    GENERIC_KEY.disable().unwrap();
+    assert_eq!(all(), [false; 6]);
+    let n = GENERIC_KEY.sites().len();
+    assert!(n >= 4, "{n} sites: one per instance at least");
+    eprintln!("GENERIC_KEY: {n} sites");
 }

@@ -257,8 +257,7 @@ unsafe extern "C" {
     /// ignored). Not API: the `switchyard` crate's glue calls it.
     pub fn sy__register_jump_table(start: *mut sy_jump_entry, stop: *mut sy_jump_entry) -> c_int;
     /// The glue's destructor call: forgets the table.
-    pub fn sy__unregister_jump_table(start: *mut sy_jump_entry, stop: *mut sy_jump_entry)
-    -> c_int;
+    pub fn sy__unregister_jump_table(start: *mut sy_jump_entry, stop: *mut sy_jump_entry) -> c_int;
     /// Called as an object without patchable sites unloads (the fallback):
     /// drops its queued deferred decrements.
     pub fn sy__object_unloading(addr: *const c_void);
@@ -274,9 +273,9 @@ unsafe extern "C" {
 ///
 /// ```
 /// let mut k = switchyard_sys::STATIC_KEY_INIT_TRUE;
-/// assert_eq!(unsafe { switchyard_sys::static_key_count(&mut k) }, 1);
+/// assert_eq!(unsafe { switchyard_sys::static_key_count(&k) }, 1);
 /// k.enabled = -1;
-/// assert_eq!(unsafe { switchyard_sys::static_key_count(&mut k) }, 1);
+/// assert_eq!(unsafe { switchyard_sys::static_key_count(&k) }, 1);
 /// ```
 #[inline]
 pub unsafe fn static_key_count(key: *const static_key) -> c_int {
@@ -295,7 +294,7 @@ pub unsafe fn static_key_count(key: *const static_key) -> c_int {
 ///
 /// ```
 /// let mut k = switchyard_sys::STATIC_KEY_INIT_FALSE;
-/// assert!(!unsafe { switchyard_sys::static_key_enabled(&mut k) });
+/// assert!(!unsafe { switchyard_sys::static_key_enabled(&k) });
 /// ```
 #[inline]
 pub unsafe fn static_key_enabled(key: *const static_key) -> bool {
@@ -329,12 +328,12 @@ mod tests {
     #[test]
     fn count_reports_an_enable_in_progress_as_one() {
         let mut k = STATIC_KEY_INIT_FALSE;
-        assert_eq!(unsafe { static_key_count(&mut k) }, 0);
+        assert_eq!(unsafe { static_key_count(&k) }, 0);
         k.enabled = -1;
-        assert_eq!(unsafe { static_key_count(&mut k) }, 1);
-        assert!(unsafe { static_key_enabled(&mut k) });
+        assert_eq!(unsafe { static_key_count(&k) }, 1);
+        assert!(unsafe { static_key_enabled(&k) });
         k.enabled = 7;
-        assert_eq!(unsafe { static_key_count(&mut k) }, 7);
+        assert_eq!(unsafe { static_key_count(&k) }, 7);
     }
 
     #[test]

@@ -215,6 +215,7 @@ impl StaticKey {
     /// ```
     pub fn enable(&self) -> Result<(), Error> {
         // SAFETY: a live key (&self), accessed only by the library.
+        one_copy::check();
         Error::check(unsafe { sys::static_key_enable(self.as_ptr()) })
     }
 
@@ -228,6 +229,7 @@ impl StaticKey {
     /// ```
     pub fn disable(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_disable(self.as_ptr()) })
     }
 
@@ -244,6 +246,7 @@ impl StaticKey {
     /// ```
     pub fn inc(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_slow_inc(self.as_ptr()) })
     }
 
@@ -261,6 +264,7 @@ impl StaticKey {
     /// ```
     pub fn dec(&self) -> Result<(), Error> {
         // SAFETY: as in enable().
+        one_copy::check();
         Error::check(unsafe { sys::static_key_slow_dec(self.as_ptr()) })
     }
 
@@ -319,9 +323,8 @@ impl StaticKey {
         // SAFETY: sy_type's bit 0 is written at compile time only; the
         // library changes the other bits with atomic operations, so read
         // it atomically.
-        let t = unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(&raw mut (*self.as_ptr()).sy_type)
-        };
+        let t =
+            unsafe { core::sync::atomic::AtomicU32::from_ptr(&raw mut (*self.as_ptr()).sy_type) };
         t.load(core::sync::atomic::Ordering::Relaxed) & sys::SY__KEY_TYPE_TRUE != 0
     }
 
@@ -373,6 +376,70 @@ impl fmt::Debug for StaticKey {
             .field("count", &self.count())
             .field("initial_enabled", &self.initial_enabled())
             .finish()
+    }
+}
+
+/// A process must hold one copy of the library (one registry) for keys
+/// shared with C code. With the static library, a `libswitchyard.so` loaded
+/// beside it (by a C library linked to it) is a second copy whose objects'
+/// sites this copy never moves: said once, on standard error, at the first
+/// change made while one is loaded (switchyard-sys's README: the `system`
+/// feature).
+mod one_copy {
+    #[cfg(not(sy_static_lib))]
+    pub fn check() {}
+
+    #[cfg(sy_static_lib)]
+    pub fn check() {
+        use core::ffi::{c_char, c_int, c_void};
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        #[repr(C)]
+        struct DlPhdrInfo {
+            addr: usize,
+            name: *const c_char,
+        }
+        unsafe extern "C" {
+            fn dl_iterate_phdr(
+                cb: unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int,
+                arg: *mut c_void,
+            ) -> c_int;
+        }
+        unsafe extern "C" fn each(info: *mut DlPhdrInfo, _: usize, arg: *mut c_void) -> c_int {
+            // SAFETY: the dynamic linker's record, for the call.
+            let name = unsafe { (*info).name };
+            if name.is_null() {
+                return 0;
+            }
+            // SAFETY: a NUL-terminated path, live during the call.
+            let path = unsafe { core::ffi::CStr::from_ptr(name) }.to_bytes();
+            let base = path.rsplit(|&c| c == b'/').next().unwrap_or(path);
+            if base.starts_with(b"libswitchyard.so") {
+                // SAFETY: arg is the Option<String> below.
+                unsafe {
+                    *(arg as *mut Option<String>) = Some(String::from_utf8_lossy(path).into())
+                };
+                return 1;
+            }
+            0
+        }
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if SAID.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut found: Option<String> = None;
+        // SAFETY: the callback matches the C type and writes only `found`.
+        unsafe { dl_iterate_phdr(each, &raw mut found as *mut c_void) };
+        if let Some(p) = found {
+            if !SAID.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "switchyard: this program links libswitchyard statically, and {p} \
+                     is loaded too: two copies, two registries; a key shared with \
+                     the code that uses {p} does not move its sites (build the Rust \
+                     crates with the `system` feature)"
+                );
+            }
+        }
     }
 }
 
@@ -470,7 +537,9 @@ pub fn keys() -> Vec<KeyInfo> {
 /// ```
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated ASCII string.
-    unsafe { CStr::from_ptr(sys::switchyard_version()) }.to_str().unwrap_or("?")
+    unsafe { CStr::from_ptr(sys::switchyard_version()) }
+        .to_str()
+        .unwrap_or("?")
 }
 
 /// An error of a key change: the negative errno the C library returned,
@@ -504,7 +573,11 @@ impl Error {
     pub const EDEADLK: i32 = 35;
 
     fn check(r: c_int) -> Result<(), Error> {
-        if r == 0 { Ok(()) } else { Err(Error { errno: -r }) }
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error { errno: -r })
+        }
     }
 
     /// The errno (positive).
@@ -664,8 +737,13 @@ macro_rules! __sy_name_record {
             #[unsafe(link_section = "sy_names")]
             static SY_NAME: $crate::__private::NameRecord = $crate::__private::NameRecord {
                 obj: (&raw const $name).cast(),
-                name: ::core::concat!(::core::module_path!(), "::", ::core::stringify!($name), "\0")
-                    .as_ptr(),
+                name: ::core::concat!(
+                    ::core::module_path!(),
+                    "::",
+                    ::core::stringify!($name),
+                    "\0"
+                )
+                .as_ptr(),
                 size: ::core::mem::size_of::<$ty>(),
             };
         };
@@ -689,7 +767,9 @@ macro_rules! __sy_name_record {
 #[macro_export]
 macro_rules! __sy_cold {
     () => {
-        ::core::hint::cold_path()
+        // only where the compiler has it (build.rs): not below the MSRV
+        #[allow(clippy::incompatible_msrv)]
+        let () = ::core::hint::cold_path();
     };
 }
 

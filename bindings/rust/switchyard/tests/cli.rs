@@ -58,7 +58,10 @@ fn tool() -> Option<PathBuf> {
 }
 
 fn run_tool(tool: &PathBuf, args: &[&str]) -> String {
-    let out = Command::new(tool).args(args).output().expect("run the switchyard tool");
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .expect("run the switchyard tool");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -103,7 +106,8 @@ fn child_mode() {
         "serve" => {
             println!("READY {}", live_site());
             let t0 = Instant::now();
-            while !(LIVE_KEY.is_enabled() && live_site()) && t0.elapsed() < Duration::from_secs(20) {
+            while !(LIVE_KEY.is_enabled() && live_site()) && t0.elapsed() < Duration::from_secs(20)
+            {
                 std::thread::sleep(Duration::from_millis(10));
             }
             println!("FLIPPED {}", live_site());
@@ -121,7 +125,12 @@ fn list_file_names_rust_keys_and_functions() {
     let _ = (listed_site(), env_site(), live_site());
     let exe = std::env::current_exe().unwrap();
     let out = run_tool(&tool, &["list", exe.to_str().unwrap()]);
-    for want in ["key cli::LISTED ", "key cli::ENV_KEY ", "key cli::LIVE_KEY ", "cli::listed_site+0x"] {
+    for want in [
+        "key cli::LISTED ",
+        "key cli::ENV_KEY ",
+        "key cli::LIVE_KEY ",
+        "cli::listed_site+0x",
+    ] {
         assert!(out.contains(want), "no '{want}' in:\n{out}");
     }
     // no mangled name or hash is left in the keys' lines
@@ -143,9 +152,15 @@ fn switchyard_keys_sets_a_rust_key_at_start_up() {
     let off = String::from_utf8_lossy(&off.stdout);
     assert!(off.contains("STATE false false"), "{off}");
     for spec in ["cli::ENV_KEY=on", "cli::ENV_*=on", "+cli::ENV_KEY"] {
-        let on = spawn_child(&exe, "report").env("SWITCHYARD_KEYS", spec).output().unwrap();
+        let on = spawn_child(&exe, "report")
+            .env("SWITCHYARD_KEYS", spec)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&on.stdout);
-        assert!(text.contains("STATE true true"), "SWITCHYARD_KEYS={spec}: {text}");
+        assert!(
+            text.contains("STATE true true"),
+            "SWITCHYARD_KEYS={spec}: {text}"
+        );
     }
 }
 
@@ -164,8 +179,14 @@ fn list_and_set_a_running_rust_process() {
     let pid = c.id().to_string();
     let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
     // (libtest may print "test child_mode ... " before it on the line)
-    let ready = lines.by_ref().map(|l| l.unwrap()).find(|l| l.contains("READY"));
-    assert!(ready.as_deref().is_some_and(|l| l.ends_with("READY false")), "{ready:?}");
+    let ready = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.contains("READY"));
+    assert!(
+        ready.as_deref().is_some_and(|l| l.ends_with("READY false")),
+        "{ready:?}"
+    );
     // the socket may come up just after main started: retry briefly
     let t0 = Instant::now();
     let listed = loop {
@@ -182,7 +203,10 @@ fn list_and_set_a_running_rust_process() {
     // read to the end: the child writes after it (libtest's "ok")
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let flipped = rest.iter().find(|l| l.contains("FLIPPED"));
-    assert!(flipped.as_deref().is_some_and(|l| l.ends_with("FLIPPED true")), "{flipped:?}");
+    assert!(
+        flipped.is_some_and(|l| l.ends_with("FLIPPED true")),
+        "{flipped:?}"
+    );
     assert!(c.wait().unwrap().success());
 }
 
@@ -195,7 +219,15 @@ fn prepatch_writes_the_start_up_forms_of_a_rust_binary() {
     let exe = std::env::current_exe().unwrap();
     let copy = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-prepatched");
     let _ = std::fs::remove_file(&copy);
-    run_tool(&tool, &["prepatch", exe.to_str().unwrap(), "-o", copy.to_str().unwrap()]);
+    run_tool(
+        &tool,
+        &[
+            "prepatch",
+            exe.to_str().unwrap(),
+            "-o",
+            copy.to_str().unwrap(),
+        ],
+    );
     let listed = run_tool(&tool, &["list", copy.to_str().unwrap()]);
     // ENV_KEY is false: its unlikely site holds the straight-line form
     let site = listed
@@ -203,12 +235,22 @@ fn prepatch_writes_the_start_up_forms_of_a_rust_binary() {
         .skip_while(|l| !l.starts_with("key cli::ENV_KEY "))
         .nth(1)
         .unwrap_or_default();
-    let form = if cfg!(target_arch = "x86_64") { "test" } else { "nop" };
-    assert!(site.contains(form), "ENV_KEY's site in the prepatched copy: {site}\n{listed}");
+    let form = if cfg!(target_arch = "x86_64") {
+        "test"
+    } else {
+        "nop"
+    };
+    assert!(
+        site.contains(form),
+        "ENV_KEY's site in the prepatched copy: {site}\n{listed}"
+    );
     // the copy runs, its keys as before and still settable at start-up
     let out = spawn_child(&copy, "report").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("STATE false false"));
-    let out = spawn_child(&copy, "report").env("SWITCHYARD_KEYS", "cli::ENV_KEY=on").output().unwrap();
+    let out = spawn_child(&copy, "report")
+        .env("SWITCHYARD_KEYS", "cli::ENV_KEY=on")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("STATE true true"));
     let _ = std::fs::remove_file(&copy);
 }

@@ -37,7 +37,7 @@ fn code(s: &Site) -> Vec<u8> {
 fn jumps(b: &[u8]) -> bool {
     if cfg!(target_arch = "x86_64") {
         match (b.len(), b[0]) {
-            (2, 0xeb) | (5, 0xe9) => true, // JMP8, JMP32
+            (2, 0xeb) | (5, 0xe9) => true,  // JMP8, JMP32
             (2, 0xa8) | (5, 0xa9) => false, // TEST8, TEST32
             _ => panic!("not a site: {b:02x?}"),
         }
@@ -125,15 +125,25 @@ fn records_are_the_c_headers() {
         let target = (&raw const r.target as usize).wrapping_add(r.target as isize as usize);
         let branch = r.key & 1;
         seen[branch] += 1;
-        let f = if branch == 1 { "::likely_site" } else { "::unlikely_site" };
+        let f = if branch == 1 {
+            "::likely_site"
+        } else {
+            "::unlikely_site"
+        };
         let s = sites_of(f);
         // the record's code field is a site the library reports, of the
         // form its branch bit says
         assert!(s.iter().any(|s| s.addr == code), "{code:#x} not in {s:?}");
         // the target: the out-of-line code, near the site (one function)
-        assert!(target != code && target.abs_diff(code) < 4096, "{code:#x} -> {target:#x}");
+        assert!(
+            target != code && target.abs_diff(code) < 4096,
+            "{code:#x} -> {target:#x}"
+        );
     }
-    assert!(seen[0] >= 1 && seen[1] >= 1, "records of K by branch: {seen:?}");
+    assert!(
+        seen[0] >= 1 && seen[1] >= 1,
+        "records of K by branch: {seen:?}"
+    );
     assert_eq!(recs.as_ptr() as usize % 8, 0);
 }
 
@@ -154,9 +164,17 @@ static EARLY_CTOR: extern "C" fn() = early;
 
 #[test]
 fn sites_are_registered_before_constructors_run() {
-    assert_eq!(EARLY_SEEN.load(Ordering::Relaxed), 2, "0: did not run; 1: the emitted jump");
+    assert_eq!(
+        EARLY_SEEN.load(Ordering::Relaxed),
+        2,
+        "0: did not run; 1: the emitted jump"
+    );
     if PATCHING {
-        assert!(switchyard::keys().iter().any(|k| k.name == "sites::EARLY" && k.enabled));
+        assert!(
+            switchyard::keys()
+                .iter()
+                .any(|k| k.name == "sites::EARLY" && k.enabled)
+        );
     }
 }
 

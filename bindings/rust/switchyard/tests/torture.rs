@@ -120,8 +120,16 @@ fn run(me: usize, block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
     }
     // through a pointer the compiler cannot see into: the loads of SEQ
     // around the call stay on their side of the site
-    let site: fn() -> bool = black_box(if control { site_unregistered } else { site_unlikely });
-    let other: fn() -> bool = black_box(if control { site_unregistered } else { site_likely });
+    let site: fn() -> bool = black_box(if control {
+        site_unregistered
+    } else {
+        site_unlikely
+    });
+    let other: fn() -> bool = black_box(if control {
+        site_unregistered
+    } else {
+        site_likely
+    });
     let mut t = Tally::default();
     ready.fetch_add(1, Ordering::Release);
     while !STOP.load(Ordering::Acquire) {
@@ -135,7 +143,7 @@ fn run(me: usize, block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
         } else {
             t.not_taken += 1;
         }
-        if s1 == s2 && s1 % 2 == 0 {
+        if s1 == s2 && s1.is_multiple_of(2) {
             let want = expected(s1);
             t.checked[want as usize] += 1;
             SEEN[me].store(s1, Ordering::Relaxed);
@@ -161,13 +169,24 @@ fn threads_see_every_flip_and_the_control_does_not() {
         | 1; // odd: the final state is enabled, the initial one disabled
     let ready = Arc::new(AtomicU64::new(0));
     // (block signals, control)
-    let kinds = [(false, false), (true, false), (false, false), (true, false), (false, true), (true, true)];
+    let kinds = [
+        (false, false),
+        (true, false),
+        (false, false),
+        (true, false),
+        (false, true),
+        (true, true),
+    ];
     let workers: Vec<_> = kinds
         .iter()
         .enumerate()
         .map(|(me, &(block, control))| {
             let r = ready.clone();
-            (block, control, thread::spawn(move || run(me, block, control, r)))
+            (
+                block,
+                control,
+                thread::spawn(move || run(me, block, control, r)),
+            )
         })
         .collect();
     while ready.load(Ordering::Acquire) < kinds.len() as u64 {
@@ -184,7 +203,10 @@ fn threads_see_every_flip_and_the_control_does_not() {
         let s = SEQ.fetch_add(1, Ordering::AcqRel) + 1;
         let w0 = std::time::Instant::now();
         while i % 64 < 2
-            && kinds.iter().enumerate().any(|(i, k)| !k.1 && SEEN[i].load(Ordering::Relaxed) < s)
+            && kinds
+                .iter()
+                .enumerate()
+                .any(|(i, k)| !k.1 && SEEN[i].load(Ordering::Relaxed) < s)
             && w0.elapsed() < std::time::Duration::from_millis(200)
         {
             thread::yield_now();
@@ -216,10 +238,19 @@ fn threads_see_every_flip_and_the_control_does_not() {
             control_wrong += t.wrong;
         } else {
             assert_eq!(t.wrong, 0, "a pass disagreed with the key's state");
-            assert!(t.last, "after the last flip the thread still sees the old state");
-            assert!(t.checked[0] > 0 && t.checked[1] > 0, "the thread saw both states: {t:?}");
+            assert!(
+                t.last,
+                "after the last flip the thread still sees the old state"
+            );
+            assert!(
+                t.checked[0] > 0 && t.checked[1] > 0,
+                "the thread saw both states: {t:?}"
+            );
         }
     }
-    assert!(control_wrong > 0, "the checks could not see the stale control site");
+    assert!(
+        control_wrong > 0,
+        "the checks could not see the stale control site"
+    );
     eprintln!("{flips} flips in {took:?} ({:?} each)", took / flips as u32);
 }
