@@ -64,11 +64,12 @@
 //! indirect call that unwinds (as C++ code calls through the key for a
 //! function type that may throw), and `catch_unwind` catches the panic.
 //! With the `nightly-asm-unwind` feature (nightly Rust; every crate that
-//! calls [`static_call!`](crate::static_call!) then enables `#![feature(asm_unwind)]`: rustc
-//! checks that gate in the crate where the `asm!` block lands), such a call
-//! gets a patched site too, marked `may_unwind`, which the unwinder crosses
-//! with the compiler's own frame information (a Rust site leaves the stack
-//! pointer alone) and the detour's.
+//! calls [`static_call!`](crate::static_call!) then enables
+//! `#![feature(asm_unwind)]`: rustc checks that gate in the crate where
+//! the `asm!` block lands), such a call gets a patched site too, marked
+//! `may_unwind`, which the unwinder crosses with the compiler's own frame
+//! information (a Rust site leaves the stack pointer alone) and the
+//! detour's.
 //!
 //! # Inline natives
 //!
@@ -780,9 +781,10 @@ macro_rules! define_static_call_ret0 {
 
 /// Calls a static call: `static_call!(NAME(args...))`, the kernel's
 /// `static_call(NAME)(args...)`. `NAME` is a path to a `static`
-/// [`StaticCall`] (defined by [`define_static_call!`](crate::define_static_call!), or an extern static
-/// of a C key); the arguments are checked against its type as a call's
-/// are (0 to 6 of them). Where sites are patched it compiles to the
+/// [`StaticCall`] (defined by
+/// [`define_static_call!`](crate::define_static_call!), or an extern
+/// static of a C key); the arguments are checked against its type as a
+/// call's are (0 to 6 of them). Where sites are patched it compiles to the
 /// site (x86-64: an rseq arm, a guard and a direct `call`; AArch64: one
 /// `bl`), else to a load of the target and a call through it.
 ///
