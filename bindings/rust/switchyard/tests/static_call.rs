@@ -353,6 +353,31 @@ fn site_form() -> String {
     }
 }
 
+/// What a constructor of default priority saw: the site's form, and its
+/// call's result.
+static EARLY: std::sync::Mutex<Option<(String, u64)>> = std::sync::Mutex::new(None);
+
+extern "C" fn early() {
+    *EARLY.lock().unwrap() = Some((site_form(), site_w(1)));
+}
+
+/// A constructor of default priority: it runs after the glue's
+/// (.init_array.00099), which registered and patched every site first.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static EARLY_CTOR: extern "C" fn() = early;
+
+#[test]
+fn sites_are_patched_before_the_programs_constructors_run() {
+    if !PATCHING || std::env::var_os("SWITCHYARD_STATIC_CALL").is_some() {
+        return;
+    }
+    let (form, r) = EARLY.lock().unwrap().clone().expect("the constructor ran");
+    // (W's target may have changed since; at start-up it was w_one)
+    assert_eq!(form, format!("call {:#x}", w_one as *const () as usize));
+    assert_eq!(r, 2);
+}
+
 #[test]
 fn the_site_holds_the_patched_forms() {
     if !PATCHING || std::env::var_os("SWITCHYARD_STATIC_CALL").is_some() {
