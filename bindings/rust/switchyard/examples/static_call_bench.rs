@@ -10,12 +10,14 @@
 //! inlined.
 //!
 //! Two loops per variant: a dependent chain x = f(x) (latency) and
-//! s += f(i) (throughput). Variants interleaved, the starting one rotated
-//! each round, one unrecorded warm-up round; medians with 95% CIs; each
-//! variant against the direct call: the Mann-Whitney verdict ("~": not
-//! significant at 5%) and the median of the per-round ratios with its 95%
-//! CI (paired: the two ran within milliseconds of each other). A chain of
-//! 4 dependent adds measured in the same rounds converts ns to cycles.
+//! s += f(i) (throughput), each at 16 placements in the code (a loop's
+//! cost moves by whole cycles with where it lies). Loops interleaved, the
+//! starting one rotated each round, one unrecorded warm-up round; medians
+//! with 95% CIs; each variant over its 16 placements against the direct
+//! call's: the Mann-Whitney verdict ("~": not significant at 5%) and the
+//! median of the per-round ratios with its 95% CI (paired: the two ran
+//! within a second of each other). A chain of 4 dependent adds measured in
+//! the same rounds converts ns to cycles.
 //!
 //!     cargo run --release --example static_call_bench [-- --rounds R --n N]
 //!
@@ -69,21 +71,34 @@ macro_rules! skip {
     };
 }
 
-/// A variant's loop at the 4 placements of its head within a 64-byte line
-/// (0, 16, 32, 48 bytes further on): `chain` (x = f(x)) or `thru`
-/// (s += f(i)). A loop's speed depends on where it lies (the E2 suite's
-/// layout set shows it for C); taken over the 4 placements every variant
-/// has the same chances.
+/// A variant's loop at 16 placements of its head (0, 16, ..., 240 bytes
+/// further on): `chain` (x = f(x)) or `thru` (s += f(i)). A loop's cost
+/// on the AMD EPYC moves by whole cycles with where it lies (and where its
+/// target lies: the E2 suite's layout set shows it for C); taken over the
+/// 16 placements every variant has the same chances.
 macro_rules! placements {
     ($m:ident, $kind:ident, [$($setup:tt)*] |$x:ident| $call:expr) => {
         mod $m {
             #[allow(unused_imports)]
             use super::*;
             placements!(@fn p0 "0" $kind [$($setup)*] |$x| $call);
-            placements!(@fn p16 "16" $kind [$($setup)*] |$x| $call);
-            placements!(@fn p32 "32" $kind [$($setup)*] |$x| $call);
-            placements!(@fn p48 "48" $kind [$($setup)*] |$x| $call);
-            pub const ALL: [super::Loop; 4] = [p0, p16, p32, p48];
+            placements!(@fn p1 "16" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p2 "32" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p3 "48" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p4 "64" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p5 "80" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p6 "96" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p7 "112" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p8 "128" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p9 "144" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p10 "160" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p11 "176" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p12 "192" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p13 "208" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p14 "224" $kind [$($setup)*] |$x| $call);
+            placements!(@fn p15 "240" $kind [$($setup)*] |$x| $call);
+            pub const ALL: [super::Loop; super::NP] =
+                [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15];
         }
     };
     (@fn $f:ident $skip:literal chain [$($setup:tt)*] |$x:ident| $call:expr) => {
@@ -157,8 +172,11 @@ placements!(t_dyn, thru,
 
 type Loop = fn(u64, u64) -> u64;
 
+/// Placements of each loop.
+const NP: usize = 16;
+
 /// A variant: its name and its loop at each placement.
-type Variant = (&'static str, [Loop; 4]);
+type Variant = (&'static str, [Loop; NP]);
 
 const NAMES: [&str; 7] = [
     "direct call",
@@ -273,31 +291,31 @@ fn interleave(v: &[Variant], rounds: usize, n: u64) -> Vec<Vec<f64>> {
     s
 }
 
-/// Per variant: the median at each placement, in cycles; then over the 4
-/// placements (per round, the mean of the 4) against the direct call's.
+/// Per variant: how many of the 16 placements ran at each whole number of
+/// cycles per call (the medians, rounded); then over the 16 (per round,
+/// their mean) against the direct call's.
 fn report(title: &str, v: &[Variant], s: &[Vec<f64>], rounds: usize) {
     let cycle = summarize(&s[s.len() - 1]).median / 4.0;
-    println!(
-        "== {title}: cycles per call at each placement of the loop (+0, +16, +32, +48 bytes),"
-    );
-    println!("   then over the 4: median ns [95% CI], cycles, against the direct call");
+    println!("== {title}: placements of the loop (of {NP}) at 3 4 5 6 7 8 cycles per call,");
+    println!("   then over the {NP}: median ns [95% CI], cycles, against the direct call");
     println!("   (Mann-Whitney; the per-round ratio's median [95% CI]); 1 cycle = {cycle:.4} ns");
-    let mean4 = |j: usize| -> Vec<f64> {
-        (0..rounds)
-            .map(|r| (0..4).map(|p| s[4 * j + p][r]).sum::<f64>() / 4.0)
-            .collect()
+    let mean = |j: usize| -> Vec<f64> {
+        (0..rounds).map(|r| (0..NP).map(|p| s[NP * j + p][r]).sum::<f64>() / NP as f64).collect()
     };
-    let base = mean4(0);
+    let base = mean(0);
     let mb = summarize(&base).median;
     for (j, (name, _)) in v.iter().enumerate() {
-        let per: Vec<String> = (0..4)
-            .map(|p| format!("{:5.2}", summarize(&s[4 * j + p]).median / cycle))
-            .collect();
-        let m4 = mean4(j);
+        let mut hist = [0usize; 6];
+        for p in 0..NP {
+            let c = (summarize(&s[NP * j + p]).median / cycle).round() as usize;
+            hist[c.clamp(3, 8) - 3] += 1;
+        }
+        let h: Vec<String> = hist.iter().map(|n| format!("{n:2}")).collect();
+        let m4 = mean(j);
         let m = summarize(&m4);
         print!(
             "  {name:<40} {}  | {:6.3} ns [{:.3}, {:.3}] {:5.2} cycles",
-            per.join(" "),
+            h.join(" "),
             m.median,
             m.lo,
             m.hi,
@@ -340,7 +358,7 @@ fn cpu() -> String {
 }
 
 fn main() {
-    let mut rounds = 51usize;
+    let mut rounds = 21usize;
     let mut n = 1_000_000u64;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {

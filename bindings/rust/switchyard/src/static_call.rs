@@ -26,20 +26,22 @@
 //! On x86-64 a site is the C header's from its rseq arm on, byte for byte
 //! (`arm; guard; payload`, 18 + 5 bytes, then a detour out of line with
 //! its unwind information), so the library registers, patches and lists a
-//! Rust site exactly as a C one; what a Rust site leaves out is the C
+//! Rust site exactly as a C one. What a Rust site leaves out of the C
 //! site's stack step (`mov %rsp,SV; lea -128(%rsp),%rsp; and $-16,%rsp`
-//! before the arm, `mov SV,%rsp` after the payload). The Rust reference
-//! guarantees what the step buys in C: an `asm!` block without
-//! `options(nostack)` may use the stack below the stack pointer, and is
-//! entered with the stack pointer aligned for a function call (rules
-//! `asm.rules.stack-below-sp` and `asm.options.supported-options.nostack`),
-//! so the compiler keeps nothing in the red zone across it and aligns the
-//! stack in the enclosing function's prologue, once, instead of at every
-//! site. `doc/DESIGN.md` ("Rust static call sites") shows the generated
-//! code and the measurement. On AArch64 a site is the C header's one `bl`
-//! to the site's veneer. Elsewhere, with the `no-patching` feature, and
-//! for `extern "C-unwind"` signatures (below), a call loads the key's
-//! target (acquire) and calls it through the pointer.
+//! before the arm, `mov SV,%rsp` after the payload) is the step over the
+//! red zone and the alignment: the Rust reference guarantees what they buy
+//! in C. An `asm!` block without `options(nostack)` may use the stack below
+//! the stack pointer, and is entered with the stack pointer aligned for a
+//! function call (rules `asm.rules.stack-below-sp` and
+//! `asm.options.supported-options.nostack`), so the compiler keeps nothing
+//! in the red zone across it and aligns the stack in the enclosing
+//! function's prologue, once, instead of at every site. The save and
+//! restore of rsp stay (for an inline native interrupted after a `push`,
+//! as at a C site). `doc/DESIGN.md` ("Rust static call sites") shows the
+//! generated code and the measurement. On AArch64 a site is the C header's
+//! one `bl` to the site's veneer. Elsewhere, with the `no-patching`
+//! feature, and for `extern "C-unwind"` signatures (below), a call loads
+//! the key's target (acquire) and calls it through the pointer.
 //!
 //! # Signatures
 //!
@@ -75,9 +77,7 @@
 //!
 //! A native registered for a function (`switchyard_static_call_native()`,
 //! in C) takes the place of the call at Rust sites too, when it fits their
-//! 5 bytes. It must not move the stack pointer there: a C site restores
-//! rsp after its payload (for a native interrupted after a `push`), a Rust
-//! site has no step to restore it from.
+//! 5 bytes, under the C header's rules.
 //!
 //! # Safety of updates
 //!

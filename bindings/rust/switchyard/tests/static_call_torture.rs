@@ -13,6 +13,14 @@
 //! byte through /proc/self/mem, the guard left open), between a call and
 //! NULL's NOPs. It must fail (a crash, a hang, or a pass the checks
 //! reject), which shows that the checks and the load can see a torn site.
+//!
+//! x86-64 also: an inline native that pushes (`push %rdi; mfence; pop
+//! %rax`, the identity), at sites that threads run while the call is
+//! updated to RET0 and back and the threads get signals: a thread
+//! interrupted between the push and the pop restarts in the detour with
+//! rsp 8 lower, which the site's restore of rsp repairs.
+//! Its control, in a child: the same at sites without the restore (no
+//! step at all) must crash or compute wrong values.
 
 #![cfg_attr(feature = "nightly-asm-unwind", feature(asm_unwind))]
 
@@ -263,22 +271,28 @@ unsafe extern "C" {
     static __stop_sy_static_call_sites: [switchyard::sys::sy_sc_entry; 0];
 }
 
-/// x86-64: the address of the payload of TX's site (its record's code is
-/// the arm; the payload is 18 bytes on), checked to be armed and open.
-fn payload_of_tx() -> usize {
+/// The one site of the call whose key is `key` (its record's code: the
+/// arm on x86-64).
+fn sites_of_key(key: *mut switchyard::sys::static_call_key) -> usize {
     // SAFETY: the linker's bounds of the section; records of 16 bytes, whose
     // metas are statics.
-    let at = unsafe {
+    unsafe {
         let start = &raw const __start_sy_static_call_sites as *const switchyard::sys::sy_sc_entry;
         let stop = &raw const __stop_sy_static_call_sites as *const switchyard::sys::sy_sc_entry;
         let mut sites = (0..(stop as usize - start as usize) / 16)
             .map(|i| &*start.add(i))
-            .filter(|e| (*e.meta).key == TX.as_ptr())
+            .filter(|e| (*e.meta).key == key)
             .map(|e| (&raw const e.code as isize + e.code as isize) as usize);
-        let at = sites.next().expect("TX's site");
-        assert!(sites.next().is_none(), "TX has one site");
+        let at = sites.next().expect("the call's site");
+        assert!(sites.next().is_none(), "the call has one site");
         at
-    };
+    }
+}
+
+/// x86-64: the address of the payload of TX's site (its record's code is
+/// the arm; the payload is 18 bytes on), checked to be armed and open.
+fn payload_of_tx() -> usize {
+    let at = sites_of_key(TX.as_ptr());
     // SAFETY: code of this process, mapped readable.
     let b: Vec<u8> = (0..23)
         .map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) })
@@ -344,11 +358,211 @@ fn rogue() -> ! {
     std::process::exit(1);
 }
 
+// ---- a native that pushes ---------------------------------------------------------
+
+extern "C" fn ident(x: u64) -> u64 {
+    x
+}
+
+define_static_call!(NP: extern "C" fn(u64) -> u64 = ident);
+define_static_call!(NP_BARE: extern "C" fn(u64) -> u64 = ident);
+
+/// The crate's site.
+#[inline(never)]
+fn site_np(x: u64) -> u64 {
+    static_call!(NP(x))
+}
+
+/// The control's site: the same with no step at all (no restore of rsp).
+#[inline(never)]
+fn site_np_bare(x: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let args = switchyard::static_call::__private::args(&NP_BARE, (x,));
+        switchyard::__sy_sc_x86!(none [] [] [NP_BARE] args "rdi" 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    static_call!(NP_BARE(x))
+}
+
+/// Registers `push %rdi; mfence; pop %rax` as ident's inline native (the
+/// fence, tens of cycles, widens the window between the push and the pop).
+fn register_pushing_native() {
+    let code = [0x57u8, 0x0f, 0xae, 0xf0, 0x58];
+    // SAFETY: a function pointer, erased as the library takes it.
+    let f: unsafe extern "C" fn() =
+        unsafe { std::mem::transmute::<extern "C" fn(u64) -> u64, unsafe extern "C" fn()>(ident) };
+    // SAFETY: the code computes what ident does; it may push at an
+    // ordinary site (static_call.h).
+    let r = unsafe {
+        switchyard::sys::switchyard_static_call_native(Some(f), code.as_ptr().cast(), code.len())
+    };
+    assert!(r == 0 || r == -17, "switchyard_static_call_native: {r}"); // EEXIST: done
+}
+
+const SIGUSR1: i32 = 10;
+unsafe extern "C" {
+    fn signal(sig: i32, handler: extern "C" fn(i32)) -> usize;
+    fn pthread_kill(thread: usize, sig: i32) -> i32;
+}
+
+extern "C" fn on_usr1(_: i32) {}
+
+/// Workers (half with every signal blocked) run `site` with ever new
+/// arguments while the call `key` goes to RET0 and back `updates` times
+/// (and for `secs` seconds at least),
+/// and another thread sends the open workers SIGUSR1 as fast as it can
+/// (each signal that finds a worker inside a site sends it to the detour):
+/// (passes, passes whose result was neither the argument nor 0).
+fn run_native(
+    site: fn(u64) -> u64,
+    key: &'static switchyard::StaticCall<extern "C" fn(u64) -> u64>,
+    updates: u64,
+    secs: f64,
+) -> (u64, u64) {
+    use std::os::unix::thread::JoinHandleExt;
+    register_pushing_native();
+    key.update(ident).unwrap();
+    // SAFETY: a handler that does nothing.
+    unsafe { signal(SIGUSR1, on_usr1) };
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = [false, true, false, true]
+        .into_iter()
+        .map(|b| {
+            let stop = stop.clone();
+            let h = thread::spawn(move || {
+                if b {
+                    block_all_signals();
+                }
+                let site = black_box(site);
+                let (mut passes, mut wrong) = (0u64, 0u64);
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    let r = site(x);
+                    passes += 1;
+                    wrong += (r != x && r != 0) as u64;
+                }
+                (passes, wrong)
+            });
+            (b, h)
+        })
+        .collect();
+    let open: Vec<usize> = workers
+        .iter()
+        .filter(|(b, _)| !b)
+        .map(|(_, h)| h.as_pthread_t() as usize)
+        .collect();
+    let kicking = Arc::new(AtomicBool::new(true));
+    let k = kicking.clone();
+    let kicker = thread::spawn(move || {
+        let mut sent = 0u64;
+        while k.load(Ordering::Relaxed) {
+            for &t in &open {
+                // SAFETY: a live thread (joined after the kicker).
+                unsafe { pthread_kill(t, SIGUSR1) };
+                sent += 1;
+            }
+        }
+        sent
+    });
+    let start = Instant::now();
+    let mut n = 0;
+    while n < updates || start.elapsed().as_secs_f64() < secs {
+        if n % 2 == 0 {
+            key.update_ret0()
+        } else {
+            key.update(ident)
+        }
+        .unwrap();
+        for _ in 0..300 {
+            std::hint::spin_loop();
+        }
+        n += 1;
+    }
+    key.update(ident).unwrap();
+    kicking.store(false, Ordering::Relaxed);
+    let sent = kicker.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let r = workers
+        .into_iter()
+        .map(|(_, h)| h.join().unwrap())
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    eprintln!("{n} updates, {sent} signals, {} passes, {} wrong", r.0, r.1);
+    r
+}
+
+#[test]
+fn an_interrupted_pushing_native_leaves_the_stack_pointer_right() {
+    if !PATCHING || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let (passes, wrong) = run_native(site_np, &NP, 3000, 1.0);
+    eprintln!("pushing native: {passes} passes, {wrong} wrong");
+    assert_eq!(wrong, 0);
+    // the native is in place at the site now
+    assert_eq!(site_np(7), 7);
+    let at = sites_of_key(NP.as_ptr());
+    // SAFETY: the site's code, mapped readable.
+    let b: Vec<u8> = (0..23)
+        .map(|i| unsafe { std::ptr::read_volatile((at + i) as *const u8) })
+        .collect();
+    eprintln!("site bytes {b:02x?}");
+    assert_eq!(
+        b[18..23],
+        [0x57, 0x0f, 0xae, 0xf0, 0x58],
+        "the payload holds the native"
+    );
+}
+
+#[test]
+fn control_without_the_restore_of_rsp_a_pushing_native_breaks() {
+    if !PATCHING || !cfg!(target_arch = "x86_64") || std::env::var_os("SY_TEST_EMULATOR").is_some()
+    {
+        eprintln!("SKIP: the control's site is x86-64's");
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["child_mode", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SY_SC_TORTURE_CHILD", "bare")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!(
+        "control: {}: {}",
+        out.status,
+        text.trim().lines().last().unwrap_or("")
+    );
+    use std::os::unix::process::ExitStatusExt;
+    let crashed = out.status.signal().is_some();
+    let caught = out.status.code() == Some(1) && text.contains("WRONG");
+    assert!(text.contains("STARTED"), "the child failed before the run");
+    assert!(
+        crashed || caught,
+        "no pass saw the stack pointer 8 bytes off: {}",
+        out.status
+    );
+}
+
 /// What a child does; a no-op in the normal run.
 #[test]
 fn child_mode() {
-    if std::env::var_os("SY_SC_TORTURE_CHILD").is_some() {
-        rogue();
+    match std::env::var("SY_SC_TORTURE_CHILD").as_deref() {
+        Ok("bare") => {
+            use std::io::Write;
+            println!("STARTED");
+            std::io::stdout().flush().unwrap();
+            let (passes, wrong) = run_native(site_np_bare, &NP_BARE, 3000, 10.0);
+            println!("{passes} passes");
+            if wrong > 0 {
+                println!("WRONG {wrong}");
+                std::process::exit(1);
+            }
+            println!("CLEAN");
+            std::process::exit(0);
+        }
+        Ok(_) => rogue(),
+        Err(_) => {}
     }
 }
 

@@ -20,21 +20,21 @@
 //! neither whether the red zone holds data nor the stack's alignment. A
 //! Rust `asm!` block without `nostack` is told both (the Rust reference,
 //! `asm.rules.stack-below-sp`: the block may use the stack below the stack
-//! pointer, which is aligned for a call on entry), so the Rust site has no
-//! step: the enclosing function aligns the stack in its prologue, once,
-//! and keeps no data below it (doc/DESIGN.md "Rust static call sites"
-//! shows the code rustc generates). Nor does it need the C site's rbp
-//! frame: with the stack pointer unchanged across the site, the
-//! compiler's own unwind information stays true at every instruction of
-//! it, so a backtrace from the target (and, with `may_unwind`, a panic)
+//! pointer, which is aligned for a call on entry), so the Rust site steps
+//! over no red zone and aligns nothing: the enclosing function aligns the
+//! stack in its prologue, once, and keeps no data below it
+//! (doc/DESIGN.md "Rust static call sites" shows the code rustc
+//! generates). What it keeps of the step is the save of rsp in a register
+//! the call preserves (r12) and its restore after the payload: an inline
+//! native (`switchyard_static_call_native()`) may push, and one
+//! interrupted after its push reaches the detour with rsp 8 lower, which
+//! the restore repairs, as at a C site. (Without it, no step at all,
+//! measured the same; `__sy_sc_step_in!(none)` is that site, for the
+//! benchmark.) Nor does it need the C site's rbp frame: rsp is the same
+//! before and after the payload (and, but for that interrupted native,
+//! throughout), so the compiler's own unwind information stays true at the
+//! call, and a backtrace from the target (and, with `may_unwind`, a panic)
 //! walks through the site.
-//!
-//! One thing the step did that the Rust site gives up: an inline native
-//! (`switchyard_static_call_native()`) interrupted after a `push` sends
-//! the thread to the detour with the stack pointer 8 lower, which a C
-//! site's `mov SV,%rsp` repairs. Natives that move the stack pointer are
-//! therefore not for functions that Rust sites call (every other native
-//! is: they change only rax, the flags and memory).
 //!
 //! The detour (in `.text.unlikely.sy_static_call`, after the rseq
 //! signature) and its hand-written CIE and FDE are the C header's: entered
@@ -123,7 +123,7 @@ macro_rules! __sy_sc_call {
         if const { $crate::static_call::__private::unwinds(&$crate::__sy_sc_path!($k)) } {
             $crate::__sy_sc_unwind!($k __sy_args $($reg $i)*)
         } else {
-            $crate::__sy_sc_x86!(none [] [] $k __sy_args $($reg $i)*)
+            $crate::__sy_sc_x86!(save [out("r12") _,] [] $k __sy_args $($reg $i)*)
         }
     }};
 }
@@ -157,14 +157,15 @@ macro_rules! __sy_sc_unwind {
 #[macro_export]
 macro_rules! __sy_sc_unwind {
     ($k:tt $args:ident $($reg:tt $i:tt)*) => {
-        $crate::__sy_sc_x86!(none [] [may_unwind] $k $args $($reg $i)*)
+        $crate::__sy_sc_x86!(save [out("r12") _,] [may_unwind] $k $args $($reg $i)*)
     };
 }
 
-/// The stack step before the arm: none (the Rust site), the save of rsp
-/// only (`save`), or the C site's (`full`). The last two are for the
-/// measurement of what the step costs (benches/static_call.rs); r12 is SV,
-/// a register the call keeps (the caller declares it: `[out("r12") _,]`).
+/// The stack step before the arm: the save of rsp in r12 (`save`: the
+/// Rust site), nothing (`none`), or the C site's (`full`). The last two
+/// are for the measurement of what the step costs
+/// (examples/static_call_bench.rs); r12 is SV, a register the call keeps
+/// (the caller declares it: `[out("r12") _,]`).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __sy_sc_step_in {
