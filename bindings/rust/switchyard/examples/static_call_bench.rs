@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 //! What one call costs from Rust, side by side in one process (the method
 //! of the C suite's E2, `bench/e2_calls.c`): a direct call; a static call
-//! (the crate's site: the C header's arm, guard and payload, no stack
-//! step); the same site with the C site's stack steps added back (the
-//! save and restore of rsp alone, and the whole step: save, step over the
-//! red zone, align, restore), to measure what leaving them out saves; a
-//! call through the key's pointer (what the fallback does); a function
-//! pointer; a `&dyn Fn`. Every target computes x * 3 + 1 and is not
-//! inlined.
+//! (the crate's site: the C header's arm, guard and payload, with the save
+//! and restore of rsp but no step over the red zone and no alignment);
+//! the same site with no step at all, and with the C site's whole step
+//! (save, step over the red zone, align, restore), to measure what leaving
+//! it out saves; a call through the key's pointer (what the fallback
+//! does); a function pointer; a `&dyn Fn`. Every target computes x * 3 + 1
+//! and is not inlined.
 //!
 //! Two loops per variant: a dependent chain x = f(x) (latency) and
 //! s += f(i) (throughput), each at 16 placements in the code (a loop's
@@ -37,12 +37,12 @@ extern "C" fn tgt_a(x: u64) -> u64 {
 }
 
 define_static_call!(SC: Fun = tgt_a);
-define_static_call!(SC_SAVE: Fun = tgt_a);
+define_static_call!(SC_NONE: Fun = tgt_a);
 define_static_call!(SC_FULL: Fun = tgt_a);
 define_static_call!(SC_PTR: Fun = tgt_a);
 
-/// The site with a stack step: `none` is static_call!'s own site; `save`
-/// and `full` add the C site's steps back (x86-64 only).
+/// The site with another stack step than static_call!'s own (`save`):
+/// `none` (no step at all) or `full` (the C site's) (x86-64 only).
 #[cfg(all(target_arch = "x86_64", not(feature = "no-patching")))]
 macro_rules! site_step {
     ($step:ident $key:ident $x:expr) => {{
@@ -150,7 +150,7 @@ fn c_calib(mut x: u64, n: u64) -> u64 {
 
 placements!(c_direct, chain, [] | x | tgt_a(x));
 placements!(c_static, chain, [] | x | static_call!(SC(x)));
-placements!(c_static_save, chain, [] | x | site_step!(save SC_SAVE x));
+placements!(c_static_none, chain, [] | x | site_step!(none SC_NONE x));
 placements!(c_static_full, chain, [] | x | site_step!(full SC_FULL x));
 placements!(c_through_key, chain, [let k = black_box(&SC_PTR);] |x| k.call_indirect((x,)));
 placements!(c_pointer, chain, [let f: Fun = black_box(tgt_a);] |x| f(x));
@@ -162,7 +162,7 @@ placements!(c_dyn, chain,
 
 placements!(t_direct, thru, [] | i | tgt_a(i));
 placements!(t_static, thru, [] | i | static_call!(SC(i)));
-placements!(t_static_save, thru, [] | i | site_step!(save SC_SAVE i));
+placements!(t_static_none, thru, [] | i | site_step!(none SC_NONE i));
 placements!(t_static_full, thru, [] | i | site_step!(full SC_FULL i));
 placements!(t_through_key, thru, [let k = black_box(&SC_PTR);] |i| k.call_indirect((i,)));
 placements!(t_pointer, thru, [let f: Fun = black_box(tgt_a);] |i| f(i));
@@ -180,9 +180,9 @@ type Variant = (&'static str, [Loop; NP]);
 
 const NAMES: [&str; 7] = [
     "direct call",
-    "static_call! (Rust site, no stack step)",
-    "site + save/restore rsp",
-    "site + the C site's stack step",
+    "static_call! (saves rsp, no red-zone step)",
+    "site with no step at all",
+    "site + the C site's whole step",
     "through the key (the fallback)",
     "function pointer",
     "&dyn Fn",
@@ -191,7 +191,7 @@ const NAMES: [&str; 7] = [
 const CHAIN: [Variant; 7] = [
     (NAMES[0], c_direct::ALL),
     (NAMES[1], c_static::ALL),
-    (NAMES[2], c_static_save::ALL),
+    (NAMES[2], c_static_none::ALL),
     (NAMES[3], c_static_full::ALL),
     (NAMES[4], c_through_key::ALL),
     (NAMES[5], c_pointer::ALL),
@@ -201,7 +201,7 @@ const CHAIN: [Variant; 7] = [
 const THRU: [Variant; 7] = [
     (NAMES[0], t_direct::ALL),
     (NAMES[1], t_static::ALL),
-    (NAMES[2], t_static_save::ALL),
+    (NAMES[2], t_static_none::ALL),
     (NAMES[3], t_static_full::ALL),
     (NAMES[4], t_through_key::ALL),
     (NAMES[5], t_pointer::ALL),
@@ -300,7 +300,9 @@ fn report(title: &str, v: &[Variant], s: &[Vec<f64>], rounds: usize) {
     println!("   then over the {NP}: median ns [95% CI], cycles, against the direct call");
     println!("   (Mann-Whitney; the per-round ratio's median [95% CI]); 1 cycle = {cycle:.4} ns");
     let mean = |j: usize| -> Vec<f64> {
-        (0..rounds).map(|r| (0..NP).map(|p| s[NP * j + p][r]).sum::<f64>() / NP as f64).collect()
+        (0..rounds)
+            .map(|r| (0..NP).map(|p| s[NP * j + p][r]).sum::<f64>() / NP as f64)
+            .collect()
     };
     let base = mean(0);
     let mb = summarize(&base).median;
@@ -314,7 +316,7 @@ fn report(title: &str, v: &[Variant], s: &[Vec<f64>], rounds: usize) {
         let m4 = mean(j);
         let m = summarize(&m4);
         print!(
-            "  {name:<40} {}  | {:6.3} ns [{:.3}, {:.3}] {:5.2} cycles",
+            "  {name:<44} {}  | {:6.3} ns [{:.3}, {:.3}] {:5.2} cycles",
             h.join(" "),
             m.median,
             m.lo,
