@@ -376,12 +376,12 @@ fn site_np(x: u64) -> u64 {
 /// The control's site: the same with no step at all (no restore of rsp).
 #[inline(never)]
 fn site_np_bare(x: u64) -> u64 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "no-patching")))]
     {
         let args = switchyard::static_call::__private::args(&NP_BARE, (x,));
         switchyard::__sy_sc_x86!(none [] [] [NP_BARE] args "rdi" 0)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "no-patching"))))]
     static_call!(NP_BARE(x))
 }
 
