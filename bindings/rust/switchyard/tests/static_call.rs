@@ -358,7 +358,9 @@ fn site_form() -> String {
 static EARLY: std::sync::Mutex<Option<(String, u64)>> = std::sync::Mutex::new(None);
 
 extern "C" fn early() {
-    *EARLY.lock().unwrap() = Some((site_form(), site_w(1)));
+    if PATCHING && std::env::var_os("SWITCHYARD_STATIC_CALL").is_none() {
+        *EARLY.lock().unwrap() = Some((site_form(), site_w(1)));
+    }
 }
 
 /// A constructor of default priority: it runs after the glue's
