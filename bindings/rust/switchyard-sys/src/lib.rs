@@ -355,3 +355,222 @@ mod tests {
         assert!(!unsafe { static_key_enabled(K.0.get()) });
     }
 }
+
+// ---- static calls (include/switchyard/static_call.h) --------------------
+
+/// `struct static_call_key`: the C layout exactly (32 bytes, 8-aligned).
+///
+/// `func` is the current target, read by the sites' detours and by the
+/// fallback with an acquire load, written by the library (release) in
+/// [`__static_call_update`]; `sy_reserved` belongs to the registry (zero
+/// until then). Its size is ABI: fields are appended into the reserved
+/// room, never moved.
+///
+/// ```
+/// assert_eq!(core::mem::size_of::<switchyard_sys::static_call_key>(), 32);
+/// let k = switchyard_sys::static_call_key::NULL;
+/// assert!(k.func.is_none());
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct static_call_key {
+    /// The current target, cast; `None` (NULL) for none.
+    pub func: Option<unsafe extern "C" fn()>,
+    /// The registry's room.
+    pub sy_reserved: [*mut c_void; 3],
+}
+
+impl static_call_key {
+    /// A key with no target (`DEFINE_STATIC_CALL_NULL()`).
+    ///
+    /// ```
+    /// assert!(switchyard_sys::static_call_key::NULL.func.is_none());
+    /// ```
+    pub const NULL: static_call_key = static_call_key {
+        func: None,
+        sy_reserved: [core::ptr::null_mut(); 3],
+    };
+}
+
+/// `struct sy__sc_meta`: what a patched static call site knows of its
+/// call, named by the site's record (not API): its key, and its kind (the
+/// payload's room in bytes, 5 to 15, plus [`SY_SC_KIND_CALLEE_SAVE`] for a
+/// callee-save site).
+///
+/// ```
+/// assert_eq!(core::mem::size_of::<switchyard_sys::sy__sc_meta>(), 16);
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct sy__sc_meta {
+    /// The call's key.
+    pub key: *mut static_call_key,
+    /// Room + 16 for a callee-save site.
+    pub kind: core::ffi::c_ulong,
+}
+
+/// Added to [`sy__sc_meta::kind`] for a callee-save site.
+///
+/// ```
+/// assert_eq!(switchyard_sys::SY_SC_KIND_CALLEE_SAVE, 16);
+/// ```
+pub const SY_SC_KIND_CALLEE_SAVE: core::ffi::c_ulong = 16;
+
+/// One 16-byte record of section `sy_static_call_sites`
+/// (`src/sy_records.h`): the site's meta (absolute), the site's code
+/// relative to the field (x86-64: the arm; AArch64: the BL), and flags
+/// (x86-64: 0 on disk; AArch64: the veneer relative to the field).
+///
+/// ```
+/// assert_eq!(core::mem::size_of::<switchyard_sys::sy_sc_entry>(), 16);
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sy_sc_entry {
+    /// The site's [`sy__sc_meta`].
+    pub meta: *const sy__sc_meta,
+    /// The site minus this field's address.
+    pub code: i32,
+    /// The registry's at run time (see the type).
+    pub flags: u32,
+}
+
+/// A static call as `switchyard_for_each_static_call()` reports it
+/// (`struct switchyard_call_info`, introspect.h).
+///
+/// ```
+/// assert_eq!(core::mem::size_of::<switchyard_sys::switchyard_call_info>(), 64);
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct switchyard_call_info {
+    /// The call's key.
+    pub key: *const static_call_key,
+    /// Its name, as `switchyard list` shows it.
+    pub name: *const c_char,
+    /// The path of the object that defines its key.
+    pub object: *const c_char,
+    /// The current target's name, "(none)" for NULL, or "func@0x...".
+    pub target: *const c_char,
+    /// Patched call sites, in every object.
+    pub sites: usize,
+    /// `SWITCHYARD_STATIC_CALL_TARGET()` records: how many.
+    pub ntargets: usize,
+    /// Their names.
+    pub targets: *const *const c_char,
+    /// Their functions.
+    pub target_funcs: *const Option<unsafe extern "C" fn()>,
+}
+
+/// The callback of [`switchyard_for_each_static_call`].
+pub type switchyard_call_fn =
+    Option<unsafe extern "C" fn(call: *const switchyard_call_info, arg: *mut c_void) -> c_int>;
+
+unsafe extern "C" {
+    /// Returns 0, ignoring its arguments: the target of
+    /// `DEFINE_STATIC_CALL_RET0()` keys. Thread-safe; async-signal-safe.
+    pub fn __static_call_return0() -> core::ffi::c_long;
+    /// Sets `key`'s target to `func` (NULL: none) and brings every
+    /// registered site of it to the target, while other threads call
+    /// through them. 0, `-EDEADLK` (from a signal handler that interrupted
+    /// a switchyard call on the same thread), `-EFAULT` (a site held
+    /// unexpected bytes), `-EBUSY` (a debugger's breakpoint on a guard),
+    /// or the write path's error when nothing changed.
+    pub fn __static_call_update(
+        key: *mut static_call_key,
+        func: Option<unsafe extern "C" fn()>,
+    ) -> c_int;
+    /// Registers `func`'s inline native form (`code`, `len` bytes): see
+    /// static_call.h. 0 or a negative errno.
+    pub fn switchyard_static_call_native(
+        func: Option<unsafe extern "C" fn()>,
+        code: *const c_void,
+        len: usize,
+    ) -> c_int;
+    /// Calls `f` for every static call that has patched sites in a
+    /// registered object (a snapshot; `f` runs without the patch lock).
+    /// 0, `-ENOMEM`, or `f`'s nonzero value.
+    pub fn switchyard_for_each_static_call(f: switchyard_call_fn, arg: *mut c_void) -> c_int;
+    /// The per-object glue's constructor call for static call sites:
+    /// registers the object's table `[start, stop)` (a second call for the
+    /// same table is ignored). Not API: the `switchyard` crate's glue
+    /// calls it.
+    pub fn sy__register_static_call_sites(start: *mut sy_sc_entry, stop: *mut sy_sc_entry)
+    -> c_int;
+    /// The glue's destructor call: empties the table's descriptors and
+    /// forgets it.
+    pub fn sy__unregister_static_call_sites(
+        start: *mut sy_sc_entry,
+        stop: *mut sy_sc_entry,
+    ) -> c_int;
+}
+
+/// The acquire load of a key's target (`sy__static_call_load()`, an
+/// inline function in C): pairs with the release store of
+/// [`__static_call_update`], so a caller that gets the new target also
+/// sees what the updater wrote before the update.
+///
+/// # Safety
+/// `key` points to a live, aligned [`static_call_key`].
+///
+/// ```
+/// let mut k = switchyard_sys::static_call_key::NULL;
+/// assert!(unsafe { switchyard_sys::static_call_load(&mut k) }.is_none());
+/// ```
+#[inline(always)]
+pub unsafe fn static_call_load(key: *const static_call_key) -> Option<unsafe extern "C" fn()> {
+    // SAFETY: the caller's guarantee; `func` is a pointer-sized field only
+    // ever accessed atomically (the C library uses __atomic builtins).
+    let p = unsafe {
+        core::sync::atomic::AtomicPtr::<c_void>::from_ptr(
+            &raw const (*key).func as *mut *mut c_void,
+        )
+    }
+    .load(Ordering::Acquire);
+    // SAFETY: the field holds a function pointer or NULL, and
+    // Option<fn> has the layout of a nullable pointer.
+    unsafe { core::mem::transmute::<*mut c_void, Option<unsafe extern "C" fn()>>(p) }
+}
+
+#[cfg(test)]
+mod static_call_tests {
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn static_call_layouts_match_the_c_headers() {
+        assert_eq!(size_of::<static_call_key>(), 32);
+        assert_eq!(align_of::<static_call_key>(), 8);
+        assert_eq!(offset_of!(static_call_key, func), 0);
+        assert_eq!(size_of::<sy__sc_meta>(), 16);
+        assert_eq!(offset_of!(sy__sc_meta, kind), 8);
+        assert_eq!(size_of::<sy_sc_entry>(), 16);
+        assert_eq!(offset_of!(sy_sc_entry, code), 8);
+        assert_eq!(offset_of!(sy_sc_entry, flags), 12);
+        assert_eq!(size_of::<switchyard_call_info>(), 64);
+        assert_eq!(offset_of!(switchyard_call_info, sites), 32);
+    }
+
+    #[test]
+    fn return0_returns_zero_and_update_of_a_siteless_key_sets_it() {
+        struct Key(core::cell::UnsafeCell<static_call_key>);
+        // SAFETY: only the library writes it.
+        unsafe impl Sync for Key {}
+        static K: Key = Key(core::cell::UnsafeCell::new(static_call_key::NULL));
+        assert_eq!(unsafe { __static_call_return0() }, 0);
+        // SAFETY: a function pointer cast to the key's type, as C does.
+        let f: unsafe extern "C" fn() = unsafe {
+            core::mem::transmute::<
+                unsafe extern "C" fn() -> core::ffi::c_long,
+                unsafe extern "C" fn(),
+            >(__static_call_return0)
+        };
+        assert_eq!(unsafe { __static_call_update(K.0.get(), Some(f)) }, 0);
+        assert_eq!(
+            unsafe { static_call_load(K.0.get()) }.map(|g| g as usize),
+            Some(f as usize)
+        );
+        assert_eq!(unsafe { __static_call_update(K.0.get(), None) }, 0);
+        assert!(unsafe { static_call_load(K.0.get()) }.is_none());
+    }
+}

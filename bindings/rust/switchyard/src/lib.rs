@@ -60,6 +60,13 @@
 //! `no-patching` feature, every branch is a relaxed load, a test and a
 //! branch, with the same API and results.
 //!
+//! # Static calls
+//!
+//! [`define_static_call!`] and [`static_call!`] are the kernel's static
+//! calls: a direct call whose target [`StaticCall::update`] changes while
+//! other threads call through it, with NULL and RET0 targets; see
+//! [`static_call`](mod@static_call).
+//!
 //! # Porting from the `static-keys` crate
 //!
 //! [`compat`] has its names; see there.
@@ -73,6 +80,8 @@ use core::fmt;
 pub use switchyard_sys as sys;
 
 pub mod compat;
+pub mod static_call;
+pub use static_call::StaticCall;
 
 #[cfg(all(
     target_os = "linux",
