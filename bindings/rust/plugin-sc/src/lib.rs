@@ -81,3 +81,21 @@ pub extern "C" fn plugin_sc_patched() -> i32 {
     }
     -1
 }
+
+// ---- a key too: one cdylib with keys and calls, for the C program of
+// tests/c_driver.rs ----------------------------------------------------------
+
+switchyard::define_static_key_false!(PLUGIN_KEY);
+
+/// The site of PLUGIN_KEY: true when it jumps (the key is enabled).
+#[unsafe(no_mangle)]
+pub extern "C" fn plugin_key_unlikely() -> bool {
+    switchyard::static_branch_unlikely!(PLUGIN_KEY)
+}
+
+/// Enables (on) or disables PLUGIN_KEY: 0 or the negative errno.
+#[unsafe(no_mangle)]
+pub extern "C" fn plugin_key_set(on: bool) -> i32 {
+    let r = if on { PLUGIN_KEY.enable() } else { PLUGIN_KEY.disable() };
+    r.map_or_else(|e| -e.errno(), |()| 0)
+}
