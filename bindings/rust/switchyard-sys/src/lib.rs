@@ -241,6 +241,11 @@ unsafe extern "C" {
     pub fn switchyard_set_policy(policy: switchyard_policy) -> c_int;
     /// Copies the registry's counters: 0 or `-EINVAL` for null.
     pub fn switchyard_get_stats(st: *mut switchyard_stats) -> c_int;
+    /// Starts serving the control socket (`control.h`; idempotent): 0 or
+    /// a negative errno.
+    pub fn switchyard_control_start() -> c_int;
+    /// Stops serving it: 0, or `-ESRCH` when not serving.
+    pub fn switchyard_control_stop() -> c_int;
     /// Calls `f` for every key that has sites in a registered object (a
     /// snapshot; `f` runs without the patch lock). 0, `-ENOMEM`, or `f`'s
     /// nonzero value.

@@ -510,6 +510,33 @@ pub struct KeyInfo {
     pub addr: usize,
 }
 
+/// Starts serving this process's control socket, so that `switchyard
+/// list PID` and `switchyard set PID KEY on|off` (the repository's tool)
+/// can reach it; what `SWITCHYARD_CONTROL=1` in the environment does at
+/// start-up (`switchyard_control_start()`). Idempotent: `Ok` when already
+/// serving. Errors: the socket's directory or the socket could not be
+/// made (`EPERM`: the directory exists with another owner or mode), the
+/// serving thread could not start. Thread-safe.
+///
+/// The socket lets any process of the same user change this process's
+/// keys and calls: start it only where that is wanted.
+///
+/// ```no_run
+/// switchyard::control_start().expect("control socket");
+/// // now: switchyard list <pid>; switchyard set <pid> 'app::TRACE' on
+/// ```
+pub fn control_start() -> Result<(), Error> {
+    // SAFETY: no arguments; the library serialises its own state.
+    Error::check(unsafe { sys::switchyard_control_start() })
+}
+
+/// Stops serving the control socket ([`control_start`]): the thread is
+/// joined, the socket removed. `Err(ESRCH)` when not serving. Thread-safe.
+pub fn control_stop() -> Result<(), Error> {
+    // SAFETY: as in control_start().
+    Error::check(unsafe { sys::switchyard_control_stop() })
+}
+
 /// Every key that has sites in a registered object of this process (the
 /// program, its libraries, loaded `cdylib`s and C objects alike), in
 /// address order (`switchyard_for_each_key()`). Empty in the fallback.

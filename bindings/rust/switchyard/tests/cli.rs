@@ -103,7 +103,12 @@ fn child_mode() {
         // the state of ENV_KEY, and what its site says
         "report" => println!("STATE {} {}", ENV_KEY.is_enabled(), env_site()),
         // wait (20 s at most) until someone enables LIVE_KEY
-        "serve" => {
+        "serve" | "serve_api" => {
+            if what == "serve_api" {
+                // the socket from code, no SWITCHYARD_CONTROL
+                switchyard::control_start().expect("control_start");
+                switchyard::control_start().expect("idempotent");
+            }
             println!("READY {}", live_site());
             let t0 = Instant::now();
             while !(LIVE_KEY.is_enabled() && live_site()) && t0.elapsed() < Duration::from_secs(20)
@@ -166,16 +171,27 @@ fn switchyard_keys_sets_a_rust_key_at_start_up() {
 
 #[test]
 fn list_and_set_a_running_rust_process() {
+    list_and_set(true);
+}
+
+#[test]
+fn list_and_set_a_rust_process_that_started_control_itself() {
+    list_and_set(false);
+}
+
+/// env: the child serves through SWITCHYARD_CONTROL=1, else it calls
+/// switchyard::control_start() (and has no SWITCHYARD_CONTROL).
+fn list_and_set(env: bool) {
     let Some(tool) = tool() else { return };
     if !PATCHING {
         return;
     }
     let exe = std::env::current_exe().unwrap();
-    let mut c = spawn_child(&exe, "serve")
-        .env("SWITCHYARD_CONTROL", "1")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmd = spawn_child(&exe, if env { "serve" } else { "serve_api" });
+    if env {
+        cmd.env("SWITCHYARD_CONTROL", "1");
+    }
+    let mut c = cmd.stdout(Stdio::piped()).spawn().unwrap();
     let pid = c.id().to_string();
     let mut lines = BufReader::new(c.stdout.take().unwrap()).lines();
     // (libtest may print "test child_mode ... " before it on the line)
