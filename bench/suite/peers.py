@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """PEERS: switchyard side by side with the Rust crate static-keys 0.8.2
-(bench/peers/rust-static-keys, built here with cargo) and with the plain
-flag users would reach for instead.
+(bench/peers/rust-static-keys, built here with cargo), with switchyard's
+own Rust crate (the same programs built against it; its static calls in
+the E2 chain) and with the plain flag users would reach for instead.
 
 Not in --quick, measured: PEERS --quick took 26 s here (2 busy vCPUs)
 with an empty cargo target directory and the crates already in cargo's
@@ -305,12 +306,66 @@ def run(bindir, quick, tmp):
                                   "switchyard sites"})
     verdict = _verdict(flips, got, comps, why if not rdir else None)
     verdict += " " + _rust_sy(flips, got, comps, ywhy if not ydir else None)
+    verdict += " " + rust_calls(bindir, quick)
     return {"id": "PEERS", "seed": "-",
             "title": f"peers: switchyard vs the Rust crate {CRATE} and "
                      "plain flags (flip cost; disabled-site cost)",
             "rows": rows, "comparisons": comps, "aa": aa,
             "lane_note": NOTE.format(**cost),
             "verdict": verdict}
+
+
+def rust_calls(bindir, quick):
+    """Rust static calls in the E2 chain, in this run: switchyard's crate's
+    example bindings/rust/switchyard/examples/static_call_bench.rs (a
+    source tree only), which times a direct call, the crate's static call,
+    a function pointer and a `&dyn Fn` (and sites with no stack step and
+    with the C site's) in x = f(x) and s += f(i) loops, each at 16 code
+    placements, interleaved. Its summary lines as a sentence, or why
+    not."""
+    cargo = _cargo()
+    proj = _project(bindir)
+    if not cargo or not proj:
+        return "Rust static calls not measured: no cargo or no source tree."
+    ws = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        proj))), "bindings", "rust")
+    if not os.path.exists(os.path.join(ws, "Cargo.toml")):
+        return "Rust static calls not measured: no bindings/rust."
+    target = os.path.join(os.path.abspath(bindir), "rust-crates-target")
+    try:
+        res = subprocess.run(
+            [cargo, "run", "--release", "--locked", "-p", "switchyard",
+             "--example", "static_call_bench", "--manifest-path",
+             os.path.join(ws, "Cargo.toml"), "--", "--rounds",
+             "11" if quick else "31"],
+            env=dict(os.environ, CARGO_TARGET_DIR=target),
+            capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"Rust static calls not measured: {e}."
+    if res.returncode:
+        return f"Rust static calls not measured ({_why(res)})."
+    out, loop = [], None
+    want = ("static_call!", "function pointer", "&dyn Fn",
+            "through the key")
+    for line in res.stdout.splitlines():
+        if line.startswith("== "):
+            loop = line[3:].split(":")[0]
+            out.append(f"{loop}:")
+            continue
+        m = re.match(r"\s+(.+?)\s{2,}[\d ]+\|\s+([\d.]+) ns .*?"
+                     r"([\d.]+) cycles(?:\s+(\S+) ([+-][\d.]+) cycles, "
+                     r"ratio ([\d.]+))?", line)
+        if m and loop:
+            name = m.group(1).split(" (")[0]
+            if name == "direct call":
+                out.append(f"direct {m.group(3)} cycles;")
+            elif name.startswith(want):
+                v = m.group(4)
+                out.append(f"{name} {m.group(6)}x"
+                           f"{' (~)' if v == '~' else ''};")
+    return ("Rust static calls in the E2 chain (same run, "
+            "static_call_bench, ratios to the direct call): " +
+            " ".join(out).rstrip(";") + ".")
 
 
 def _rust_sy(flips, got, comps, missing):
