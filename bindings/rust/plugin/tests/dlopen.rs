@@ -8,36 +8,10 @@
 //! The plugin links its own copy of the library (the default static
 //! link), so everything here goes through its exported functions.
 
-use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::PathBuf;
 
-#[link(name = "dl")]
-unsafe extern "C" {
-    fn dlopen(path: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(h: *mut c_void, name: *const c_char) -> *mut c_void;
-    fn dlclose(h: *mut c_void) -> c_int;
-    fn dlerror() -> *const c_char;
-}
-const RTLD_NOW: c_int = 2;
-
-/// The plugin: beside this test (target/<profile>/deps/), or one level up
-/// where cargo copies a library it was asked to build.
 fn plugin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps, deps.parent().unwrap()]
-        .iter()
-        .map(|d| d.join("libswitchyard_plugin_tests.so"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no libswitchyard_plugin_tests.so near {}", deps.display()))
-}
-
-unsafe fn sym<T: Copy>(h: *mut c_void, name: &str) -> T {
-    let n = CString::new(name).unwrap();
-    let p = unsafe { dlsym(h, n.as_ptr()) };
-    assert!(!p.is_null(), "no {name} in the plugin");
-    // SAFETY: the caller names a function of type T.
-    unsafe { std::mem::transmute_copy(&p) }
+    switchyard_testsupport::cdylib("libswitchyard_plugin_tests.so")
 }
 
 #[test]
@@ -45,17 +19,14 @@ fn a_cdylib_registers_before_dlopen_returns() {
     if !switchyard::PATCHING {
         return;
     }
-    let path = CString::new(plugin().to_str().unwrap()).unwrap();
+    let path = plugin();
     for round in 0..3 {
-        let h = unsafe { dlopen(path.as_ptr(), RTLD_NOW) };
-        assert!(!h.is_null(), "dlopen: {:?}", unsafe {
-            std::ffi::CStr::from_ptr(dlerror())
-        });
+        let lib = switchyard_testsupport::Lib::open(&path);
         unsafe {
-            let unlikely: extern "C" fn() -> bool = sym(h, "plugin_unlikely");
-            let likely: extern "C" fn() -> bool = sym(h, "plugin_likely");
-            let set: extern "C" fn(bool) -> i32 = sym(h, "plugin_set");
-            let sites: extern "C" fn() -> usize = sym(h, "plugin_sites");
+            let unlikely: extern "C" fn() -> bool = lib.sym("plugin_unlikely");
+            let likely: extern "C" fn() -> bool = lib.sym("plugin_likely");
+            let set: extern "C" fn(bool) -> i32 = lib.sym("plugin_set");
+            let sites: extern "C" fn() -> usize = lib.sym("plugin_sites");
             // registered before dlopen returned: the unlikely site falls
             // through (the emitted jump would say true), the likely one
             // jumps (it would say false)... both say "disabled"
@@ -67,7 +38,7 @@ fn a_cdylib_registers_before_dlopen_returns() {
             assert!(!unlikely() && !likely(), "round {round}");
             // left enabled: the next load must start from the definition
             assert_eq!(set(true), 0);
-            assert_eq!(dlclose(h), 0);
+            assert_eq!(lib.close(), 0);
         }
     }
 }

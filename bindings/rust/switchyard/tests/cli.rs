@@ -39,22 +39,7 @@ fn live_site() -> bool {
 }
 
 fn tool() -> Option<PathBuf> {
-    let t = match std::env::var_os("SWITCHYARD_TOOL") {
-        Some(t) => PathBuf::from(t),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../build/tools/switchyard"),
-    };
-    if t.is_file() {
-        return Some(t);
-    }
-    if std::env::var_os("SWITCHYARD_TEST_REQUIRE_TOOL").is_some() {
-        panic!("the switchyard tool is not at {}", t.display());
-    }
-    eprintln!(
-        "SKIP: the switchyard tool is not at {} (build it: cmake --build build \
-         --target switchyard_cli; or set SWITCHYARD_TOOL)",
-        t.display()
-    );
-    None
+    switchyard_testsupport::tool()
 }
 
 fn run_tool(tool: &PathBuf, args: &[&str]) -> String {
@@ -76,16 +61,7 @@ fn run_tool(tool: &PathBuf, args: &[&str]) -> String {
 /// of `SY_TEST_EMULATOR`, its words space-separated, in a cross build run
 /// under qemu-user: the test suite's convention).
 fn spawn_child(exe: &std::path::Path, what: &str) -> Command {
-    let emu = std::env::var("SY_TEST_EMULATOR").unwrap_or_default();
-    let mut words = emu.split_whitespace();
-    let mut c = match words.next() {
-        Some(w) => {
-            let mut c = Command::new(w);
-            c.args(words).arg(exe);
-            c
-        }
-        None => Command::new(exe),
-    };
+    let mut c = switchyard_testsupport::command(exe);
     c.args(["child_mode", "--exact", "--nocapture", "--test-threads=1"])
         .env("SY_CLI_CHILD", what)
         .env_remove("SWITCHYARD_KEYS")

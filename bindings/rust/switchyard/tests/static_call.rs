@@ -669,17 +669,7 @@ define_static_call!(PC: extern "C" fn(u64) -> u64 = panics);
 /// This test binary, run as a child doing `what` (through the emulator of
 /// `SY_TEST_EMULATOR` in a cross build, as tests/cli.rs does).
 fn child(what: &str) -> Command {
-    let exe = std::env::current_exe().unwrap();
-    let emu = std::env::var("SY_TEST_EMULATOR").unwrap_or_default();
-    let mut words = emu.split_whitespace();
-    let mut c = match words.next() {
-        Some(w) => {
-            let mut c = Command::new(w);
-            c.args(words).arg(exe);
-            c
-        }
-        None => Command::new(exe),
-    };
+    let mut c = switchyard_testsupport::command(std::env::current_exe().unwrap());
     c.args(["child_mode", "--exact", "--nocapture", "--test-threads=1"])
         .env("SY_SC_CHILD", what);
     c
@@ -781,21 +771,7 @@ fn the_library_lists_rust_static_calls() {
 }
 
 fn tool() -> Option<PathBuf> {
-    let t = match std::env::var_os("SWITCHYARD_TOOL") {
-        Some(t) => PathBuf::from(t),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../build/tools/switchyard"),
-    };
-    if t.is_file() {
-        return Some(t);
-    }
-    if std::env::var_os("SWITCHYARD_TEST_REQUIRE_TOOL").is_some() {
-        panic!("the switchyard tool is not at {}", t.display());
-    }
-    eprintln!(
-        "SKIP: the switchyard tool is not at {} (or set SWITCHYARD_TOOL)",
-        t.display()
-    );
-    None
+    switchyard_testsupport::tool()
 }
 
 #[test]
