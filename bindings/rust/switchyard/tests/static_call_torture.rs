@@ -77,28 +77,6 @@ fn site_x(ctx: *mut Ctx, seq: u64) -> u64 {
     static_call!(TX(ctx, seq))
 }
 
-/// sigset_t of glibc on Linux (1024 bits) and the calls that block signals.
-#[repr(C)]
-struct SigSet([u64; 16]);
-const SIG_BLOCK: i32 = 0;
-unsafe extern "C" {
-    fn sigfillset(set: *mut SigSet) -> i32;
-    fn pthread_sigmask(how: i32, set: *const SigSet, old: *mut SigSet) -> i32;
-}
-
-fn block_all_signals() {
-    let mut all = SigSet([0; 16]);
-    let mut now = SigSet([0; 16]);
-    // SAFETY: valid sigset_t-sized buffers.
-    unsafe {
-        assert_eq!(sigfillset(&mut all), 0);
-        assert_eq!(pthread_sigmask(SIG_BLOCK, &all, std::ptr::null_mut()), 0);
-        assert_eq!(pthread_sigmask(SIG_BLOCK, std::ptr::null(), &mut now), 0);
-    }
-    // SIGUSR1 (10) and SIGTERM (15) are blocked now
-    assert!(now.0[0] & (1 << 9) != 0 && now.0[0] & (1 << 14) != 0);
-}
-
 #[derive(Debug, Default)]
 struct Tally {
     passes: u64,
@@ -120,7 +98,7 @@ fn work(
     stop: &AtomicBool,
 ) -> Tally {
     if block {
-        block_all_signals();
+        switchyard_testsupport::block_all_signals();
     }
     let site = black_box(site);
     let mut t = Tally::default();
@@ -432,7 +410,7 @@ fn run_native(
             let stop = stop.clone();
             let h = thread::spawn(move || {
                 if b {
-                    block_all_signals();
+                    switchyard_testsupport::block_all_signals();
                 }
                 let site = black_box(site);
                 let (mut passes, mut wrong) = (0u64, 0u64);

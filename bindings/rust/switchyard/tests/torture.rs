@@ -82,28 +82,6 @@ fn site_unregistered() -> bool {
     }
 }
 
-/// sigset_t of glibc on Linux (1024 bits) and the calls that block signals.
-#[repr(C)]
-struct SigSet([u64; 16]);
-const SIG_BLOCK: i32 = 0;
-unsafe extern "C" {
-    fn sigfillset(set: *mut SigSet) -> i32;
-    fn pthread_sigmask(how: i32, set: *const SigSet, old: *mut SigSet) -> i32;
-}
-
-fn block_all_signals() {
-    let mut all = SigSet([0; 16]);
-    let mut now = SigSet([0; 16]);
-    // SAFETY: valid sigset_t-sized buffers.
-    unsafe {
-        assert_eq!(sigfillset(&mut all), 0);
-        assert_eq!(pthread_sigmask(SIG_BLOCK, &all, std::ptr::null_mut()), 0);
-        assert_eq!(pthread_sigmask(SIG_BLOCK, std::ptr::null(), &mut now), 0);
-    }
-    // SIGUSR1 (10) and SIGTERM (15) are blocked now
-    assert!(now.0[0] & (1 << 9) != 0 && now.0[0] & (1 << 14) != 0);
-}
-
 #[derive(Debug, Default)]
 struct Tally {
     iters: u64,
@@ -116,7 +94,7 @@ struct Tally {
 
 fn run(me: usize, block: bool, control: bool, ready: Arc<AtomicU64>) -> Tally {
     if block {
-        block_all_signals();
+        switchyard_testsupport::block_all_signals();
     }
     // through a pointer the compiler cannot see into: the loads of SEQ
     // around the call stay on their side of the site

@@ -199,3 +199,28 @@ impl Lib {
         unsafe { dlclose(self.0) }
     }
 }
+
+// sigset_t of glibc on Linux (1024 bits) and the calls that block signals.
+#[repr(C)]
+struct SigSet([u64; 16]);
+const SIG_BLOCK: i32 = 0;
+unsafe extern "C" {
+    fn sigfillset(set: *mut SigSet) -> i32;
+    fn pthread_sigmask(how: i32, set: *const SigSet, old: *mut SigSet) -> i32;
+}
+
+/// Blocks every signal in the calling thread (pthread_sigmask), and
+/// checks that it took (SIGUSR1 and SIGTERM blocked after it): for the
+/// torture tests' workers that run the sites with every signal blocked.
+pub fn block_all_signals() {
+    let mut all = SigSet([0; 16]);
+    let mut now = SigSet([0; 16]);
+    // SAFETY: valid sigset_t-sized buffers.
+    unsafe {
+        assert_eq!(sigfillset(&mut all), 0);
+        assert_eq!(pthread_sigmask(SIG_BLOCK, &all, std::ptr::null_mut()), 0);
+        assert_eq!(pthread_sigmask(SIG_BLOCK, std::ptr::null(), &mut now), 0);
+    }
+    // SIGUSR1 (10) and SIGTERM (15) are blocked now
+    assert!(now.0[0] & (1 << 9) != 0 && now.0[0] & (1 << 14) != 0);
+}
